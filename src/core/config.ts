@@ -1,0 +1,159 @@
+import { z } from 'zod';
+import { PayError } from './errors.js';
+import { Secret } from './secret.js';
+
+/** The environment variable each option falls back to; error messages name both. */
+const ENV_NAMES: Record<string, string> = {
+  'payment.apiUrl': 'PAY_API_URL',
+  'payment.merchantId': 'PAY_MERCHANT_ID',
+  'payment.apiKey': 'PAY_MERCHANT_API_KEY',
+  'payment.webhookSecret': 'PAY_WEBHOOK_SECRET',
+  'commerce.url': 'COMMERCE_URL',
+  'commerce.username': 'COMMERCE_USERNAME',
+  'commerce.password': 'COMMERCE_PASSWORD',
+};
+
+export interface PaymentOptions {
+  apiUrl?: string;
+  merchantId?: string;
+  apiKey?: string;
+  /** One signing secret, or several while rotating (any one verifies). Env: comma-separated. */
+  webhookSecret?: string | string[];
+}
+
+export interface CommerceOptions {
+  url?: string;
+  username?: string;
+  password?: string;
+  scope?: string;
+  readMethod?: 'GET' | 'POST';
+}
+
+export interface HttpOptions {
+  /** Time-out of one attempt, response body included. */
+  attemptTimeoutMs?: number;
+  /** Deadline for a whole call, retries and back-off included. */
+  totalTimeoutMs?: number;
+  /** Retries after the first attempt, on connection errors, time-outs, 5xx and 429. */
+  maxRetries?: number;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** The longest `Retry-After` honoured; a longer one ends the retries. */
+  retryAfterMaxMs?: number;
+}
+
+export interface ConfigOptions {
+  payment?: PaymentOptions;
+  commerce?: CommerceOptions;
+  http?: HttpOptions;
+  /** Where fallbacks are read from; defaults to `process.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+const required = (what: string) => ({
+  error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is missing' : `must be ${what}`),
+});
+const text = z.string(required('a non-empty string')).trim().min(1, 'must not be empty');
+const url = z.url({ protocol: /^https?$/, ...required('an http(s) URL such as https://pay.example.com') });
+const positiveMs = z.number().int().positive();
+
+const paymentSchema = z.object({
+  apiUrl: url,
+  merchantId: text,
+  apiKey: text,
+  webhookSecret: z.union([text, z.array(text).min(1)], required('a string or an array of strings')),
+});
+
+const commerceSchema = z.object({
+  url,
+  username: text,
+  password: text,
+  scope: text.default('default'),
+  readMethod: z.enum(['GET', 'POST']).default('GET'),
+});
+
+const httpSchema = z.object({
+  attemptTimeoutMs: positiveMs.default(10_000),
+  totalTimeoutMs: positiveMs.default(30_000),
+  maxRetries: z.number().int().min(0).max(10).default(2),
+  backoffBaseMs: positiveMs.default(100),
+  backoffMaxMs: positiveMs.default(2_000),
+  retryAfterMaxMs: z.number().int().min(0).default(10_000),
+});
+
+export type HttpPolicy = z.output<typeof httpSchema>;
+
+export interface PaymentConfig {
+  apiUrl: string;
+  merchantId: string;
+  apiKey: Secret;
+  webhookSecrets: Secret[];
+}
+
+export interface CommerceConfig {
+  url: string;
+  username: string;
+  password: Secret;
+  scope: string;
+  readMethod: 'GET' | 'POST';
+}
+
+export interface ResolvedConfig {
+  payment: PaymentConfig;
+  /** Absent when neither options nor environment name a commerce platform. */
+  commerce: CommerceConfig | undefined;
+  http: HttpPolicy;
+}
+
+/** Validates the options once, environment fallbacks applied; throws CONFIG_INVALID naming option and variable. */
+export function resolveConfig(options: ConfigOptions = {}): ResolvedConfig {
+  const env = options.env ?? globalThis.process?.env ?? {};
+  const fromEnv = (name: string) => (env[name] === '' ? undefined : env[name]);
+
+  const payment = parse('payment', paymentSchema, {
+    apiUrl: options.payment?.apiUrl ?? fromEnv('PAY_API_URL'),
+    merchantId: options.payment?.merchantId ?? fromEnv('PAY_MERCHANT_ID'),
+    apiKey: options.payment?.apiKey ?? fromEnv('PAY_MERCHANT_API_KEY'),
+    webhookSecret: options.payment?.webhookSecret ?? fromEnv('PAY_WEBHOOK_SECRET')?.split(','),
+  });
+
+  const commerceInput = {
+    ...options.commerce,
+    url: options.commerce?.url ?? fromEnv('COMMERCE_URL'),
+    username: options.commerce?.username ?? fromEnv('COMMERCE_USERNAME'),
+    password: options.commerce?.password ?? fromEnv('COMMERCE_PASSWORD'),
+  };
+  // The commerce platform is optional: only the order features need it, and only once one part of it is named.
+  const commerceNamed = commerceInput.url !== undefined || commerceInput.username !== undefined || commerceInput.password !== undefined;
+  const commerce = commerceNamed ? parse('commerce', commerceSchema, commerceInput) : undefined;
+
+  const secrets = Array.isArray(payment.webhookSecret) ? payment.webhookSecret : [payment.webhookSecret];
+  return {
+    payment: {
+      apiUrl: payment.apiUrl.replace(/\/+$/, ''),
+      merchantId: payment.merchantId,
+      apiKey: new Secret(payment.apiKey),
+      webhookSecrets: secrets.map((s) => new Secret(s)),
+    },
+    commerce: commerce && { ...commerce, url: commerce.url.replace(/\/+$/, ''), password: new Secret(commerce.password) },
+    http: parse('http', httpSchema, options.http ?? {}),
+  };
+}
+
+function parse<S extends z.ZodType>(section: string, schema: S, input: unknown): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  // Messages name the option and its variable but never echo the value: it may be a secret.
+  const problems = result.error.issues.map((issue) => {
+    const option = [section, ...issue.path.map(String)].join('.');
+    const envName = ENV_NAMES[option.replace(/\.\d+$/, '')];
+    const where = envName ? `${option} (environment variable ${envName})` : option;
+    return `${where} ${issue.message}`;
+  });
+  const fix = problems.some((p) => p.includes('environment variable'))
+    ? ' Pass it to createPay() or set the environment variable.'
+    : '';
+  throw new PayError('CONFIG_INVALID', `paywidget-server configuration: ${problems.join('; ')}.${fix}`, {
+    details: { options: result.error.issues.map((i) => [section, ...i.path.map(String)].join('.')) },
+  });
+}

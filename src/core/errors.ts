@@ -1,0 +1,111 @@
+import type { PayResponse } from './types.js';
+
+/**
+ * Every error code the library raises, with the HTTP status the routes answer it with.
+ * This table is the one place codes meet statuses.
+ */
+export const ERROR_STATUS = {
+  CONFIG_INVALID: 500,
+  CONFIG_MISSING: 500,
+  INVALID_INPUT: 400,
+  INVALID_JSON: 400,
+  UNAUTHORIZED: 401,
+  CHECKOUT_UNRESOLVED: 500,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  BODY_TOO_LARGE: 413,
+  UPSTREAM_ERROR: 502, // replaced by the upstream's own status in UpstreamError
+  UPSTREAM_INVALID_RESPONSE: 502,
+  UPSTREAM_UNREACHABLE: 502,
+  UPSTREAM_TIMEOUT: 504,
+  INTERNAL_ERROR: 500,
+  WEBHOOK_MISSING_HEADER: 400,
+  WEBHOOK_MALFORMED_SIGNATURE: 400,
+  WEBHOOK_MALFORMED_TIMESTAMP: 400,
+  WEBHOOK_TIMESTAMP_TOO_OLD: 400,
+  WEBHOOK_TIMESTAMP_IN_FUTURE: 400,
+  WEBHOOK_SIGNATURE_MISMATCH: 400,
+  WEBHOOK_BODY_NOT_RAW: 400,
+  WEBHOOK_INVALID_JSON: 400,
+  WEBHOOK_REPLAYED: 400,
+  WEBHOOK_HANDLER_FAILED: 500,
+  DUPLICATE_IN_PROGRESS: 409,
+  STORE_UNAVAILABLE: 503,
+} as const;
+
+export type PayErrorCode = keyof typeof ERROR_STATUS;
+
+export interface PayErrorOptions {
+  cause?: unknown;
+  /** Extra facts for code (never secrets), e.g. `{ field: 'amount' }`. */
+  details?: Record<string, unknown>;
+  /** Overrides the status from the table; only for errors that carry someone else's status. */
+  status?: number;
+}
+
+const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
+
+/** The one error type of the library: a stable UPPER_SNAKE `code`, an HTTP `status`, a message that says how to fix it. */
+export class PayError extends Error {
+  override readonly name: string = 'PayError';
+  readonly code: PayErrorCode;
+  readonly status: number;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: PayErrorCode, message: string, options: PayErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.status = options.status ?? ERROR_STATUS[code];
+    this.details = options.details;
+  }
+
+  /** The HTTP answer for this error: `{ error: { code, message } }`. */
+  toResponse(): PayResponse {
+    const error: Record<string, unknown> = { code: this.code, message: this.message };
+    if (this.details) error.details = this.details;
+    return { status: this.status, headers: { ...JSON_HEADERS }, body: JSON.stringify({ error }) };
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { name: this.name, code: this.code, status: this.status, message: this.message, details: this.details };
+  }
+}
+
+/**
+ * The upstream answered with an error status. Its status, content-type and raw body are kept
+ * so the merchant's caller sees exactly what the service said.
+ */
+export class UpstreamError extends PayError {
+  override readonly name = 'UpstreamError';
+  readonly service: string;
+  readonly contentType: string | undefined;
+  readonly #body: Uint8Array;
+
+  constructor(service: string, status: number, contentType: string | undefined, body: Uint8Array, message?: string) {
+    super('UPSTREAM_ERROR', message ?? `The ${service} service answered HTTP ${status}.`, { status, details: { service } });
+    this.service = service;
+    this.contentType = contentType;
+    this.#body = body;
+  }
+
+  /** The upstream body, byte for byte. */
+  get body(): Uint8Array {
+    return this.#body;
+  }
+
+  get bodyText(): string {
+    return new TextDecoder().decode(this.#body);
+  }
+
+  override toResponse(): PayResponse {
+    const headers: Record<string, string> = {};
+    if (this.contentType) headers['content-type'] = this.contentType;
+    return { status: this.status, headers, body: this.#body };
+  }
+}
+
+/** Whatever was thrown, as a PayError (unknown errors become INTERNAL_ERROR with a message that reveals nothing). */
+export function toPayError(error: unknown): PayError {
+  if (error instanceof PayError) return error;
+  return new PayError('INTERNAL_ERROR', 'An unexpected error occurred in paywidget-server; see the server log.', { cause: error });
+}

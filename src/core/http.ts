@@ -1,0 +1,129 @@
+import type { HttpPolicy } from './config.js';
+import { PayError, UpstreamError } from './errors.js';
+import type { Logger } from './types.js';
+
+export interface UpstreamCall {
+  /** Names the service in errors and logs: 'payment' or 'commerce'. */
+  service: string;
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Per-call overrides of the configured policy, e.g. no retries for a token call. */
+  policy?: Partial<HttpPolicy>;
+  signal?: AbortSignal;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  ok: boolean;
+  headers: Headers;
+  body: Uint8Array;
+}
+
+const textDecoder = new TextDecoder();
+
+/**
+ * One HTTP layer for every upstream call: a time-out per attempt that covers the body, a total
+ * deadline, and retries with exponential back-off and full jitter on connection errors, time-outs,
+ * 5xx and 429 (honouring Retry-After up to a cap). Other statuses come back as they are.
+ */
+export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, logger?: Logger): Promise<UpstreamResponse> {
+  const policy = { ...basePolicy, ...call.policy };
+  const deadline = Date.now() + policy.totalTimeoutMs;
+  const where = `${call.method} ${new URL(call.url).pathname}`;
+
+  for (let attempt = 0; ; attempt++) {
+    const remaining = deadline - Date.now();
+    let failure: PayError;
+    let response: UpstreamResponse | undefined;
+    try {
+      response = await attemptOnce(call, Math.min(policy.attemptTimeoutMs, remaining));
+      if (!isRetryableStatus(response.status)) return response;
+      failure = new PayError('UPSTREAM_ERROR', `${call.service} ${where} answered ${response.status}`);
+    } catch (error) {
+      failure = toTransportError(error, call, where, policy.attemptTimeoutMs);
+      if (call.signal?.aborted) throw failure;
+    }
+
+    const wait = retryDelay(attempt, response, policy);
+    const left = deadline - Date.now();
+    if (attempt >= policy.maxRetries || wait === undefined || wait >= left) {
+      if (response) return response; // the caller sees the upstream's last answer, unchanged
+      if (left <= 0 && failure.code !== 'UPSTREAM_TIMEOUT') {
+        throw new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not succeed within ${policy.totalTimeoutMs} ms.`, { cause: failure });
+      }
+      throw failure;
+    }
+    logger?.warn({ service: call.service, route: where, attempt: attempt + 1, status: response?.status, code: failure.code, retryInMs: wait }, 'upstream call failed; retrying');
+    await sleep(wait, call.signal);
+  }
+}
+
+async function attemptOnce(call: UpstreamCall, timeoutMs: number): Promise<UpstreamResponse> {
+  const timeout = AbortSignal.timeout(Math.max(1, timeoutMs));
+  const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
+  const res = await fetch(call.url, { method: call.method, headers: call.headers, body: call.body, signal, redirect: 'manual' });
+  // Reading the body under the same signal makes the time-out cover a body that trickles or hangs.
+  const body = new Uint8Array(await res.arrayBuffer());
+  return { status: res.status, ok: res.ok, headers: res.headers, body };
+}
+
+function isRetryableStatus(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+function toTransportError(error: unknown, call: UpstreamCall, where: string, attemptTimeoutMs: number): PayError {
+  const name = (error as { name?: string } | null)?.name;
+  if (name === 'TimeoutError' || (name === 'AbortError' && !call.signal?.aborted)) {
+    return new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not answer within ${attemptTimeoutMs} ms. Raise http.attemptTimeoutMs if the service is slow.`, { cause: error });
+  }
+  if (call.signal?.aborted) return new PayError('UPSTREAM_UNREACHABLE', `${call.service} ${where} was aborted by the caller.`, { cause: error });
+  const cause = (error as { cause?: { code?: string } } | null)?.cause;
+  const code = cause?.code ? ` (${cause.code})` : '';
+  return new PayError('UPSTREAM_UNREACHABLE', `Could not reach the ${call.service} service at ${new URL(call.url).origin}${code}. Check the URL in the configuration and that the service is up.`, { cause: error });
+}
+
+/** Full-jitter exponential back-off, or the server's Retry-After when it sends one. Undefined: do not retry. */
+function retryDelay(attempt: number, response: UpstreamResponse | undefined, policy: HttpPolicy): number | undefined {
+  const retryAfter = response?.headers.get('retry-after');
+  if (retryAfter) {
+    const ms = parseRetryAfter(retryAfter);
+    if (ms !== undefined) return ms <= policy.retryAfterMaxMs ? ms : undefined;
+  }
+  const ceiling = Math.min(policy.backoffMaxMs, policy.backoffBaseMs * 2 ** attempt);
+  return Math.random() * ceiling;
+}
+
+export function parseRetryAfter(value: string): number | undefined {
+  if (/^\d+$/.test(value.trim())) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+}
+
+/** Throws the upstream's refusal as an UpstreamError that keeps its status, content-type and bytes. */
+export function assertOk(service: string, response: UpstreamResponse): void {
+  if (response.ok) return;
+  throw new UpstreamError(service, response.status, response.headers.get('content-type') ?? undefined, response.body);
+}
+
+/** Parses a JSON body, or throws UPSTREAM_INVALID_RESPONSE saying what came back instead. */
+export function parseJsonBody(service: string, response: UpstreamResponse): unknown {
+  const text = textDecoder.decode(response.body);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const type = response.headers.get('content-type') ?? 'no content-type';
+    throw new PayError('UPSTREAM_INVALID_RESPONSE', `The ${service} service answered ${response.status} with a body that is not JSON (${type}, ${response.body.length} bytes).`, { cause: error });
+  }
+}

@@ -1,0 +1,86 @@
+import { PayError } from '../errors.js';
+import { CURRENCY_EXPONENTS } from './iso4217.js';
+
+/** Digits of the ISO 4217 minor unit (JPY 0, EUR 2, KWD 3, CLF 4), or undefined for an unknown code. */
+export function currencyExponent(currency: string): number | undefined {
+  return isKnownCurrency(currency) ? CURRENCY_EXPONENTS[currency] : undefined;
+}
+
+/** Exact match on an uppercase ISO 4217 code: 'EUR' yes, 'eur' or ' EUR' no. */
+export function isKnownCurrency(code: string): boolean {
+  // typeof guards JS callers (/x/.test(['EUR']) is true); hasOwn keeps 'toString' out.
+  return typeof code === 'string' && /^[A-Z]{3}$/.test(code) && Object.hasOwn(CURRENCY_EXPONENTS, code);
+}
+
+function invalid(field: string, message: string): PayError {
+  return new PayError('INVALID_INPUT', message, { details: { field } });
+}
+
+function exponentOf(currency: string): number {
+  const exponent = currencyExponent(currency);
+  if (exponent !== undefined) return exponent;
+  const hint = typeof currency === 'string' && isKnownCurrency(currency.trim().toUpperCase())
+    ? `use '${currency.trim().toUpperCase()}'`
+    : "use an uppercase ISO 4217 code such as 'EUR'";
+  throw invalid('currency', `currency ${JSON.stringify(currency)} is not a known ISO 4217 currency: ${hint}`);
+}
+
+const PLAIN_DECIMAL = /^([0-9]+)(?:\.([0-9]+))?$/;
+
+/** The amount as a plain decimal string, or a PayError saying which rule it breaks. */
+function toDecimalString(value: unknown): string {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw invalid('amount', `amount is ${value}: pass a finite number or a decimal string`);
+    if (value < 0) throw invalid('amount', `amount ${value} is negative: only amounts of zero or more can be converted`);
+    // String() is the shortest string that round-trips, so 19.99 gives '19.99', not 19.989999...
+    const text = String(value);
+    if (/e/i.test(text)) throw invalid('amount', `amount ${text} has no plain decimal form as a number: pass it as a decimal string`);
+    return text;
+  }
+  if (typeof value !== 'string') throw invalid('amount', `amount must be a decimal string or a number, got ${typeof value}`);
+  const shown = `'${value}'`;
+  if (value === '') throw invalid('amount', "amount is an empty string: pass a decimal such as '19.99'");
+  if (/\s/.test(value)) throw invalid('amount', `amount ${shown} contains whitespace: trim it before converting`);
+  if (value.startsWith('-')) throw invalid('amount', `amount ${shown} is negative: only amounts of zero or more can be converted`);
+  if (/[eE]/.test(value)) throw invalid('amount', `amount ${shown} uses exponent notation: write it as a plain decimal such as '1000'`);
+  if (/[,_']/.test(value)) {
+    throw invalid('amount', `amount ${shown} contains a separator: use no grouping separators and '.' as the decimal point, such as '1234.56'`);
+  }
+  if (!PLAIN_DECIMAL.test(value)) throw invalid('amount', `amount ${shown} is not a plain decimal: use digits with an optional '.' fraction, such as '19.99'`);
+  return value;
+}
+
+/**
+ * Converts a non-negative decimal amount to integer minor units of `currency`, exactly:
+ * '19.99' EUR → 1999, '100' JPY → 100, '1.5' KWD → 1500. A number is first written as its
+ * shortest round-trip string (19.99 → '19.99') and converted from there, never multiplied,
+ * because 19.99 * 100 is 1998.9999999999998.
+ * Throws PayError INVALID_INPUT (details.field 'amount' or 'currency') instead of rounding.
+ */
+export function toMinorUnits(value: string | number, currency: string): number {
+  const exponent = exponentOf(currency);
+  const text = toDecimalString(value);
+  const [, whole = '', fraction = ''] = PLAIN_DECIMAL.exec(text) ?? [];
+  // Trailing zeros carry no value ('19.990' EUR is fine); anything else past the exponent would need rounding.
+  const significant = fraction.replace(/0+$/, '');
+  if (significant.length > exponent) {
+    const places = (n: number) => `${n} decimal place${n === 1 ? '' : 's'}`;
+    throw invalid('amount', `amount '${text}' has ${places(significant.length)} but ${currency} has ${exponent}: round it before converting`);
+  }
+  const minor = BigInt(whole + significant.padEnd(exponent, '0'));
+  if (minor > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw invalid('amount', `amount '${text}' ${currency} is ${minor} minor units, more than a JavaScript number holds exactly (${Number.MAX_SAFE_INTEGER})`);
+  }
+  return Number(minor);
+}
+
+/** The exact decimal string for `minor` units: 1999 EUR → '19.99', 100 JPY → '100', 1 KWD → '0.001'. For logs and tests. */
+export function fromMinorUnits(minor: number, currency: string): string {
+  const exponent = exponentOf(currency);
+  if (!Number.isSafeInteger(minor)) throw invalid('minor', `minor units must be a safe integer, got ${minor}`);
+  const sign = minor < 0 ? '-' : '';
+  // Safe integers never print in exponent notation, so this is all digits.
+  const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
+  if (exponent === 0) return sign + digits;
+  return `${sign}${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
+}

@@ -1,0 +1,76 @@
+import type { HttpPolicy, PaymentConfig } from '../config.js';
+import { PayError } from '../errors.js';
+import { assertOk, callUpstream, parseJsonBody } from '../http.js';
+import { isKnownCurrency } from '../money/index.js';
+import type { Logger } from '../types.js';
+import { WidgetToken } from './widget-token.js';
+
+export interface MintInput {
+  /** Integer minor units (cents), > 0. Use toMinorUnits() to convert a decimal total. */
+  amount: number;
+  /** ISO 4217 code, e.g. 'EUR'. */
+  currency: string;
+  /** The merchant's order reference. */
+  orderId: string;
+}
+
+/** A widget token is valid 15 minutes after minting (payment document, section 2). */
+export const WIDGET_TOKEN_LIFETIME_MS = 15 * 60_000;
+
+export interface MintContext {
+  payment: PaymentConfig;
+  http: HttpPolicy;
+  logger: Logger;
+  now: () => number;
+}
+
+/** Checks the input, then mints a one-time widget token with the merchant credentials. */
+export async function mintWidgetToken(ctx: MintContext, input: MintInput): Promise<WidgetToken> {
+  const { amount, currency, orderId } = checkMintInput(input);
+  const mintedAt = ctx.now();
+  const response = await callUpstream({
+    service: 'payment',
+    method: 'POST',
+    url: `${ctx.payment.apiUrl}/api/v1/checkout/init`,
+    headers: {
+      'content-type': 'application/json',
+      'x-merchant-id': ctx.payment.merchantId,
+      'x-merchant-api-key': ctx.payment.apiKey.reveal(),
+    },
+    body: JSON.stringify({ amount, currency, order_id: orderId }),
+  }, ctx.http, ctx.logger);
+
+  if (!response.ok) ctx.logger.warn({ orderId, status: response.status }, 'payment service refused to mint a widget token');
+  assertOk('payment', response);
+  const body = parseJsonBody('payment', response) as { widget_token?: unknown; expires_at?: unknown } | null;
+  if (typeof body?.widget_token !== 'string' || body.widget_token === '') {
+    throw new PayError('UPSTREAM_INVALID_RESPONSE', 'The payment service answered the mint call without a widget_token.');
+  }
+  const upstreamExpiry = typeof body.expires_at === 'string' ? Date.parse(body.expires_at) : Number.NaN;
+  const expiresAt = new Date(Number.isNaN(upstreamExpiry) ? mintedAt + WIDGET_TOKEN_LIFETIME_MS : upstreamExpiry);
+  ctx.logger.info({ orderId, amount, currency, expiresAt: expiresAt.toISOString() }, 'widget token minted');
+  return new WidgetToken(body.widget_token, expiresAt);
+}
+
+function checkMintInput(input: MintInput): MintInput {
+  if (typeof input !== 'object' || input === null) throw invalid('input', 'mintWidgetToken expects { amount, currency, orderId }.');
+  const { amount, currency, orderId } = input;
+  if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0) {
+    throw invalid('amount', `amount must be a whole number of minor units above 0 (got ${describe(amount)}); convert a decimal total with toMinorUnits(total, currency).`);
+  }
+  if (typeof currency !== 'string' || !isKnownCurrency(currency)) {
+    throw invalid('currency', `currency must be an ISO 4217 code in upper case such as 'EUR' (got ${describe(currency)}).`);
+  }
+  if (typeof orderId !== 'string' || orderId.trim() === '') {
+    throw invalid('orderId', `orderId must be a non-empty string, the merchant's order reference (got ${describe(orderId)}).`);
+  }
+  return { amount, currency, orderId };
+}
+
+function invalid(field: string, message: string): PayError {
+  return new PayError('INVALID_INPUT', message, { details: { field } });
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? `'${value.slice(0, 40)}'` : typeof value === 'number' ? String(value) : typeof value;
+}

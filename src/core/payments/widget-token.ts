@@ -1,0 +1,24 @@
+const inspectCustom = Symbol.for('nodejs.util.inspect.custom');
+
+/**
+ * A minted widget token. The token goes to the page that mounts the widget and nowhere else:
+ * `JSON.stringify` and `util.inspect` of this object hide it, so logging the result is safe.
+ * Read `widgetToken` explicitly to hand it to the browser.
+ */
+export class WidgetToken {
+  readonly widgetToken: string;
+  readonly expiresAt: Date;
+
+  constructor(widgetToken: string, expiresAt: Date) {
+    this.widgetToken = widgetToken;
+    this.expiresAt = expiresAt;
+  }
+
+  toJSON(): Record<string, string> {
+    return { widgetToken: '[redacted]', expiresAt: this.expiresAt.toISOString() };
+  }
+
+  [inspectCustom](): string {
+    return `WidgetToken { widgetToken: '[redacted]', expiresAt: ${this.expiresAt.toISOString()} }`;
+  }
+}

@@ -1,0 +1,90 @@
+import { PayError, toPayError } from './errors.js';
+import type { Logger, PayRequest, PayResponse } from './types.js';
+
+export type RouteParams = Record<string, string>;
+export type RouteHandler = (request: PayRequest, params: RouteParams) => Promise<PayResponse>;
+
+export interface Route {
+  method: 'GET' | 'POST';
+  /** Segments relative to the mount path; `:name` captures one segment. */
+  path: string;
+  handler: RouteHandler;
+}
+
+interface CompiledRoute extends Route {
+  segments: string[];
+}
+
+export interface Router {
+  /** Method and path of every route, for frameworks that register routes one by one (Koa). */
+  readonly routes: ReadonlyArray<Pick<Route, 'method' | 'path'>>;
+  /** Cheap check adapters make before reading a body: is this one of our paths? */
+  matches(method: string, path: string): boolean;
+  /** The core contract: a plain request in, a plain response out, or null when the path is not ours. */
+  handle(request: PayRequest): Promise<PayResponse | null>;
+}
+
+export function createRouter(routes: Route[], logger: Logger): Router {
+  const compiled: CompiledRoute[] = routes.map((route) => ({ ...route, segments: split(route.path) }));
+
+  const findForMethod = (method: string, path: string) => {
+    const segments = split(path);
+    let pathKnown = false;
+    for (const route of compiled) {
+      const params = matchSegments(route.segments, segments);
+      if (!params) continue;
+      if (route.method === method) return { route, params, pathKnown: true };
+      pathKnown = true;
+    }
+    return { route: undefined, params: undefined, pathKnown };
+  };
+
+  return {
+    routes: routes.map(({ method, path }) => ({ method, path })),
+    matches: (method, path) => findForMethod(method.toUpperCase(), path).pathKnown,
+    async handle(request) {
+      const { route, params, pathKnown } = findForMethod(request.method.toUpperCase(), request.path);
+      if (!route) {
+        if (!pathKnown) return null;
+        return new PayError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${request.path}.`).toResponse();
+      }
+      try {
+        return await route.handler(request, params);
+      } catch (error) {
+        const payError = toPayError(error);
+        if (payError.code === 'INTERNAL_ERROR') logger.error({ err: error, route: route.path }, 'route handler failed');
+        return payError.toResponse();
+      }
+    },
+  };
+}
+
+/** The answer for a path under the mount point that is no route of ours (Next owns the whole catch-all). */
+export function routeNotFound(path: string): PayResponse {
+  return new PayError('NOT_FOUND', `No paywidget-server route at ${path}.`).toResponse();
+}
+
+function split(path: string): string[] {
+  const q = path.indexOf('?');
+  return (q === -1 ? path : path.slice(0, q)).split('/').filter((s) => s !== '');
+}
+
+function matchSegments(pattern: string[], actual: string[]): RouteParams | undefined {
+  if (pattern.length !== actual.length) return undefined;
+  const params: RouteParams = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i] as string;
+    const a = actual[i] as string;
+    if (p.startsWith(':')) params[p.slice(1)] = safeDecode(a);
+    else if (p !== a) return undefined;
+  }
+  return params;
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

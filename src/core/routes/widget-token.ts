@@ -1,0 +1,50 @@
+import { PayError } from '../errors.js';
+import type { MintInput } from '../payments/mint.js';
+import type { WidgetToken } from '../payments/widget-token.js';
+import { readJsonBody } from '../request-body.js';
+import type { Route } from '../router.js';
+import type { PayRequest } from '../types.js';
+
+/** The request the merchant's hooks see: the plain request plus its parsed JSON body. */
+export type HookRequest = PayRequest & { body: unknown };
+
+export type ResolveCheckout = (request: HookRequest) => MintInput | Promise<MintInput>;
+/** Return false (or throw a PayError) to refuse the request; anything else lets it through. */
+export type Authorize = (request: HookRequest) => unknown;
+
+export interface WidgetTokenRouteDeps {
+  authorize: Authorize | undefined;
+  resolveCheckout: ResolveCheckout | undefined;
+  mint: (input: MintInput) => Promise<WidgetToken>;
+}
+
+export const NO_STORE = 'no-store';
+
+/** `POST /widget-token`: the server decides the amount (resolveCheckout), never the browser. */
+export function widgetTokenRoute(deps: WidgetTokenRouteDeps): Route {
+  return {
+    method: 'POST',
+    path: '/widget-token',
+    async handler(request) {
+      const hookRequest: HookRequest = { ...request, body: readJsonBody(request) };
+      await runAuthorize(deps.authorize, hookRequest);
+      if (!deps.resolveCheckout) {
+        throw new PayError('CHECKOUT_UNRESOLVED', 'POST /widget-token needs to know what the shopper owes: pass createPay({ resolveCheckout: (request) => ({ amount, currency, orderId }) }), reading the amount from your own records, never from the browser.');
+      }
+      const checkout = await deps.resolveCheckout(hookRequest);
+      const token = await deps.mint(checkout);
+      return {
+        status: 200,
+        headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': NO_STORE },
+        body: JSON.stringify({ widget_token: token.widgetToken, expires_at: token.expiresAt.toISOString() }),
+      };
+    },
+  };
+}
+
+export async function runAuthorize(authorize: Authorize | undefined, request: HookRequest): Promise<void> {
+  if (!authorize) return;
+  if ((await authorize(request)) === false) {
+    throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request.');
+  }
+}

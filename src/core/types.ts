@@ -1,0 +1,30 @@
+/** Headers as any runtime hands them over: Node's incoming headers, a Fetch `Headers`, or a plain record. */
+export type HeaderInput = Headers | Record<string, string | string[] | undefined>;
+
+/** What the core router takes: a plain object, cheaper than a Fetch Request (see DESIGN.md). */
+export interface PayRequest {
+  method: string;
+  /** Path relative to where the app mounted the library, e.g. `/widget-token`. */
+  path: string;
+  query?: URLSearchParams;
+  headers: HeaderInput;
+  /** The body exactly as received. Required for webhooks; JSON routes may use `parsedBody` instead. */
+  rawBody?: Uint8Array | string;
+  /** A body some parser already turned into an object (express.json(), Next's bodyParser). */
+  parsedBody?: unknown;
+}
+
+/** What the core router answers. `body` is sent as it is. */
+export interface PayResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Uint8Array;
+}
+
+/** A pino-compatible logger; the library never passes it a secret. */
+export interface Logger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}

@@ -1,0 +1,8 @@
+export { createPay, type Pay, type PayOptions } from './core/pay.js';
+export { PayError, UpstreamError, ERROR_STATUS, type PayErrorCode } from './core/errors.js';
+export { toMinorUnits, fromMinorUnits, isKnownCurrency, currencyExponent } from './core/money/index.js';
+export { WidgetToken } from './core/payments/widget-token.js';
+export type { MintInput } from './core/payments/mint.js';
+export type { HookRequest, ResolveCheckout, Authorize } from './core/routes/widget-token.js';
+export type { PayRequest, PayResponse, HeaderInput, Logger } from './core/types.js';
+export type { PaymentOptions, CommerceOptions, HttpOptions } from './core/config.js';

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { inspect } from 'node:util';
+import { createPay, PayError } from '../../src/index.js';
+import { resolveConfig } from '../../src/core/config.js';
+
+const env = {
+  PAY_API_URL: 'https://pay.example.test/',
+  PAY_MERCHANT_ID: 'merchant_1',
+  PAY_MERCHANT_API_KEY: 'sk_live_topsecret_key',
+  PAY_WEBHOOK_SECRET: 'whsec_one,whsec_two',
+};
+
+function configError(run: () => unknown): PayError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(PayError);
+    return error as PayError;
+  }
+  throw new Error('expected a configuration error');
+}
+
+describe('configuration', () => {
+  it('works from the environment alone', () => {
+    const config = resolveConfig({ env });
+    expect(config.payment.apiUrl).toBe('https://pay.example.test');
+    expect(config.payment.merchantId).toBe('merchant_1');
+    expect(config.payment.apiKey.reveal()).toBe('sk_live_topsecret_key');
+    expect(config.payment.webhookSecrets.map((s) => s.reveal())).toEqual(['whsec_one', 'whsec_two']);
+    expect(config.commerce).toBeUndefined();
+    expect(config.http.maxRetries).toBe(2);
+  });
+
+  it('prefers options over the environment', () => {
+    const config = resolveConfig({ env, payment: { merchantId: 'from_options', webhookSecret: ['a', 'b', 'c'] } });
+    expect(config.payment.merchantId).toBe('from_options');
+    expect(config.payment.webhookSecrets).toHaveLength(3);
+  });
+
+  it.each([
+    ['PAY_API_URL', 'payment.apiUrl'],
+    ['PAY_MERCHANT_ID', 'payment.merchantId'],
+    ['PAY_MERCHANT_API_KEY', 'payment.apiKey'],
+    ['PAY_WEBHOOK_SECRET', 'payment.webhookSecret'],
+  ])('a missing %s names the option and the variable', (variable, option) => {
+    const error = configError(() => createPay({ env: { ...env, [variable]: undefined } }));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain(`${option} (environment variable ${variable}) is missing`);
+  });
+
+  it('a malformed URL is refused with the option named', () => {
+    const error = configError(() => createPay({ env: { ...env, PAY_API_URL: 'ftp://nope' } }));
+    expect(error.message).toContain('payment.apiUrl (environment variable PAY_API_URL) must be an http(s) URL');
+  });
+
+  it('the commerce platform is optional, but all of it is needed once part is named', () => {
+    const error = configError(() => createPay({ env: { ...env, COMMERCE_URL: 'https://shop.example.test' } }));
+    expect(error.message).toContain('commerce.username (environment variable COMMERCE_USERNAME) is missing');
+    expect(error.message).toContain('commerce.password (environment variable COMMERCE_PASSWORD) is missing');
+    const config = resolveConfig({ env: { ...env, COMMERCE_URL: 'https://shop.example.test/', COMMERCE_USERNAME: 'admin', COMMERCE_PASSWORD: 'pw-secret' } });
+    expect(config.commerce).toMatchObject({ url: 'https://shop.example.test', username: 'admin', scope: 'default', readMethod: 'GET' });
+  });
+
+  it('http options are validated', () => {
+    const error = configError(() => createPay({ env, http: { attemptTimeoutMs: -5 } }));
+    expect(error.message).toContain('http.attemptTimeoutMs');
+  });
+
+  it('a malformed secret is named without echoing its value', () => {
+    const error = configError(() => createPay({ env, payment: { apiKey: '   ' } }));
+    expect(error.message).toContain('payment.apiKey (environment variable PAY_MERCHANT_API_KEY) must not be empty');
+  });
+
+  it('no secret shows in JSON.stringify, util.inspect or String() of the configuration', () => {
+    const secrets = ['sk_live_topsecret_key', 'whsec_one', 'whsec_two', 'pw-secret'];
+    const pay = createPay({ env: { ...env, COMMERCE_URL: 'https://shop.example.test', COMMERCE_USERNAME: 'admin', COMMERCE_PASSWORD: 'pw-secret' } });
+    const renderings = [JSON.stringify(pay.config), inspect(pay.config, { depth: 10 }), inspect(pay, { depth: 10, showHidden: true }), String(pay.config.payment.apiKey), `${pay.config.commerce?.password}`];
+    for (const text of renderings) for (const secret of secrets) expect(text).not.toContain(secret);
+    expect(JSON.stringify(pay.config)).toContain('[redacted]');
+  });
+});

@@ -1,0 +1,256 @@
+import { createServer } from 'node:net';
+import { inspect } from 'node:util';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createPay, PayError, UpstreamError, type Pay, type PayOptions } from 'paywidget-server';
+import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
+import { captureLogger } from '../../helpers/capture-logger.js';
+
+let sandbox: Sandbox;
+const logger = captureLogger();
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+});
+afterAll(() => sandbox.close());
+afterEach(() => sandbox.faults.clear());
+
+function payFor(overrides: Partial<PayOptions> = {}): Pay {
+  return createPay({
+    env: {},
+    payment: { apiUrl: sandbox.paymentUrl, merchantId: sandbox.merchantId, apiKey: sandbox.apiKey, webhookSecret: sandbox.webhookSecret },
+    http: { attemptTimeoutMs: 500, totalTimeoutMs: 3_000, backoffBaseMs: 10, maxRetries: 2 },
+    logger,
+    ...overrides,
+  });
+}
+
+async function mintRoute(pay: Pay, body: unknown = { orderId: 'order-1' }) {
+  const response = await pay.handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody: JSON.stringify(body) });
+  if (!response) throw new Error('the route did not answer');
+  const text = typeof response.body === 'string' ? response.body : Buffer.from(response.body).toString('utf8');
+  return { ...response, text };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<PayError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(PayError);
+  return error as PayError;
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('mintWidgetToken against the sandbox', () => {
+  it('mints a token that the sandbox accepts, valid 15 minutes', async () => {
+    const before = Date.now();
+    const token = await payFor().mintWidgetToken({ amount: 1999, currency: 'EUR', orderId: 'order-1' });
+    expect(token.widgetToken).toMatch(/^wt_/);
+    expect(token.expiresAt.getTime() - before).toBeGreaterThan(14 * 60_000);
+    expect(token.expiresAt.getTime() - before).toBeLessThanOrEqual(15 * 60_000 + 2_000);
+    const lookup = await fetch(`${sandbox.paymentUrl}/api/v1/checkout/lookup`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token: token.widgetToken }),
+    });
+    expect(lookup.status).toBe(200);
+    expect(await lookup.json()).toMatchObject({ order: { order_id: 'order-1', amount: 1999, currency: 'EUR' } });
+  });
+
+  it.each([
+    [{ amount: 0, currency: 'EUR', orderId: 'o' }, 'amount'],
+    [{ amount: -5, currency: 'EUR', orderId: 'o' }, 'amount'],
+    [{ amount: 19.99, currency: 'EUR', orderId: 'o' }, 'amount'],
+    [{ amount: Number.MAX_SAFE_INTEGER + 1, currency: 'EUR', orderId: 'o' }, 'amount'],
+    [{ amount: '1999', currency: 'EUR', orderId: 'o' }, 'amount'],
+    [{ amount: 100, currency: 'eur', orderId: 'o' }, 'currency'],
+    [{ amount: 100, currency: 'ABC', orderId: 'o' }, 'currency'],
+    [{ amount: 100, currency: undefined, orderId: 'o' }, 'currency'],
+    [{ amount: 100, currency: 'EUR', orderId: '' }, 'orderId'],
+    [{ amount: 100, currency: 'EUR', orderId: '   ' }, 'orderId'],
+    [{ amount: 100, currency: 'EUR', orderId: 42 }, 'orderId'],
+  ])('refuses %o before any call, naming %s', async (input, field) => {
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', times: Infinity, status: 500 });
+    const error = await rejection(payFor().mintWidgetToken(input as never));
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.status).toBe(400);
+    expect(error.details).toEqual({ field });
+    expect(error.message).toContain(field);
+    expect(sandbox.faults.list()[0]?.hits).toBe(0);
+  });
+
+  it('retries a 500 and then succeeds', async () => {
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 500, times: 1 });
+    expect(sandbox.faults.list()).toHaveLength(1);
+    const token = await payFor().mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-500' });
+    expect(token.widgetToken).toMatch(/^wt_/);
+    expect(sandbox.faults.list()).toHaveLength(0); // the one 500 was served, then the retry succeeded
+  });
+
+  it('honours Retry-After on a 429', async () => {
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 429, headers: { 'Retry-After': '1' }, body: '{"error":"slow down"}', times: 1 });
+    const started = Date.now();
+    const token = await payFor().mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-429' });
+    expect(token.widgetToken).toMatch(/^wt_/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  it('passes a 429 through when its Retry-After is past the cap', async () => {
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 429, headers: { 'Retry-After': '120' }, body: '{"error":"slow down"}', times: 1 });
+    const error = await rejection(payFor().mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-429' }));
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error.status).toBe(429);
+  });
+
+  it('gives up on a hanging service with UPSTREAM_TIMEOUT (504)', async () => {
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', hang: true, times: Infinity });
+    const pay = payFor({ http: { attemptTimeoutMs: 150, totalTimeoutMs: 600, maxRetries: 5, backoffBaseMs: 10 } });
+    const started = Date.now();
+    const error = await rejection(pay.mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-hang' }));
+    expect(error.code).toBe('UPSTREAM_TIMEOUT');
+    expect(error.status).toBe(504);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('times out a body that never finishes, not just the headers', async () => {
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', latencyMs: 2_000, times: Infinity });
+    const pay = payFor({ http: { attemptTimeoutMs: 200, totalTimeoutMs: 500, maxRetries: 0 } });
+    const error = await rejection(pay.mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-slow' }));
+    expect(error.code).toBe('UPSTREAM_TIMEOUT');
+  });
+
+  it('reports a refused connection as UPSTREAM_UNREACHABLE (502)', async () => {
+    const port = await closedPort();
+    const pay = payFor({ payment: { apiUrl: `http://127.0.0.1:${port}`, merchantId: 'm', apiKey: 'sk_unreachable_secret', webhookSecret: 'w' } });
+    const error = await rejection(pay.mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-refused' }));
+    expect(error.code).toBe('UPSTREAM_UNREACHABLE');
+    expect(error.status).toBe(502);
+    expect(error.message).toContain('ECONNREFUSED');
+    expect(error.message).not.toContain('sk_unreachable_secret');
+  });
+
+  it('refuses a 200 whose body is not JSON with UPSTREAM_INVALID_RESPONSE', async () => {
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', malformed: true });
+    const error = await rejection(payFor().mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-garbage' }));
+    expect(error.code).toBe('UPSTREAM_INVALID_RESPONSE');
+    expect(error.status).toBe(502);
+  });
+
+  it('hides the token from JSON.stringify and util.inspect', async () => {
+    const token = await payFor().mintWidgetToken({ amount: 700, currency: 'EUR', orderId: 'o-hide' });
+    expect(JSON.stringify(token)).not.toContain(token.widgetToken);
+    expect(inspect(token)).not.toContain(token.widgetToken);
+    expect(JSON.stringify(token)).toContain('[redacted]');
+  });
+});
+
+describe('POST /widget-token', () => {
+  const checkout = { resolveCheckout: ({ body }: { body: unknown }) => ({ amount: 2500, currency: 'EUR', orderId: String((body as { orderId?: string }).orderId) }) };
+
+  it('answers 200 with the token; the amount comes from resolveCheckout, not the body', async () => {
+    const response = await mintRoute(payFor(checkout), { orderId: 'order-7', amount: 1 });
+    expect(response.status).toBe(200);
+    expect(response.headers['cache-control']).toBe('no-store');
+    const body = JSON.parse(response.text) as { widget_token: string; expires_at: string };
+    expect(body.widget_token).toMatch(/^wt_/);
+    expect(Date.parse(body.expires_at)).toBeGreaterThan(Date.now());
+    const lookup = await fetch(`${sandbox.paymentUrl}/api/v1/checkout/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token: body.widget_token }) });
+    expect(await lookup.json()).toMatchObject({ order: { order_id: 'order-7', amount: 2500 } });
+  });
+
+  it('asks authorize first and answers 401 when it refuses', async () => {
+    let resolved = 0;
+    const pay = payFor({ authorize: () => false, resolveCheckout: () => { resolved++; return { amount: 1, currency: 'EUR', orderId: 'x' }; } });
+    const response = await mintRoute(pay);
+    expect(response.status).toBe(401);
+    expect(JSON.parse(response.text)).toMatchObject({ error: { code: 'UNAUTHORIZED' } });
+    expect(resolved).toBe(0);
+  });
+
+  it('explains a missing resolveCheckout', async () => {
+    const response = await mintRoute(payFor());
+    expect(response.status).toBe(500);
+    expect(JSON.parse(response.text).error).toMatchObject({ code: 'CHECKOUT_UNRESOLVED' });
+    expect(response.text).toContain('resolveCheckout');
+  });
+
+  it('answers 400 INVALID_JSON for a malformed body', async () => {
+    const response = await payFor(checkout).handle({ method: 'POST', path: '/widget-token', headers: {}, rawBody: '{"orderId":' });
+    expect(response?.status).toBe(400);
+    expect(JSON.parse(String(response?.body)).error.code).toBe('INVALID_JSON');
+  });
+
+  it('answers 400 naming the field when resolveCheckout returns a bad amount', async () => {
+    const response = await mintRoute(payFor({ resolveCheckout: () => ({ amount: 19.99, currency: 'EUR', orderId: 'o' }) }));
+    expect(response.status).toBe(400);
+    expect(JSON.parse(response.text).error).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'amount' } });
+  });
+
+  it.each([
+    ['wrong credentials', { apiKey: 'sk_wrong' }, undefined],
+    ['an unknown merchant', { merchantId: 'merchant_nobody' }, undefined],
+  ])('passes the sandbox refusal for %s through unchanged', async (_name, credentials) => {
+    const pay = payFor({ ...checkout, payment: { apiUrl: sandbox.paymentUrl, merchantId: sandbox.merchantId, apiKey: sandbox.apiKey, webhookSecret: 'w', ...credentials } });
+    const direct = await fetch(`${sandbox.paymentUrl}/api/v1/checkout/init`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-merchant-id': credentials.merchantId ?? sandbox.merchantId, 'x-merchant-api-key': credentials.apiKey ?? sandbox.apiKey },
+      body: JSON.stringify({ amount: 2500, currency: 'EUR', order_id: 'order-1' }),
+    });
+    const response = await mintRoute(pay);
+    expect(response.status).toBe(direct.status);
+    expect(response.status).toBe(401);
+    expect(response.headers['content-type']).toBe(direct.headers.get('content-type'));
+    expect(response.text).toBe(await direct.text());
+  });
+
+  it('passes an amount the service refuses through unchanged', async () => {
+    const pay = payFor({ resolveCheckout: () => ({ amount: 2500, currency: 'XAF', orderId: 'o' }) });
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 422, headers: { 'content-type': 'application/problem+json' }, body: '{"type":"amount_too_large","detail":"limit 1000"}' });
+    const response = await mintRoute(pay);
+    expect(response.status).toBe(422);
+    expect(response.headers['content-type']).toBe('application/problem+json');
+    expect(response.text).toBe('{"type":"amount_too_large","detail":"limit 1000"}');
+  });
+
+  it('passes a non-JSON error body (an HTML 503) through byte for byte after the retries', async () => {
+    const html = '<html><body>Service Unavailable</body></html>';
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 503, headers: { 'content-type': 'text/html' }, body: html, times: Infinity });
+    const response = await mintRoute(payFor(checkout));
+    expect(response.status).toBe(503);
+    expect(response.headers['content-type']).toBe('text/html');
+    expect(response.text).toBe(html);
+    expect(sandbox.faults.list()[0]?.hits).toBe(3);
+  });
+
+  it('answers 504 with a JSON error on a time-out and 502 when unreachable', async () => {
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', hang: true, times: Infinity });
+    const slow = await mintRoute(payFor({ ...checkout, http: { attemptTimeoutMs: 100, totalTimeoutMs: 300, maxRetries: 1, backoffBaseMs: 10 } }));
+    expect(slow.status).toBe(504);
+    expect(JSON.parse(slow.text).error.code).toBe('UPSTREAM_TIMEOUT');
+
+    const port = await closedPort();
+    const gone = await mintRoute(payFor({ ...checkout, payment: { apiUrl: `http://127.0.0.1:${port}`, merchantId: 'm', apiKey: 'sk_gone_secret', webhookSecret: 'whsec_gone' } }));
+    expect(gone.status).toBe(502);
+    expect(JSON.parse(gone.text).error.code).toBe('UPSTREAM_UNREACHABLE');
+    expect(gone.text).not.toContain('sk_gone_secret');
+  });
+});
+
+describe('secrets', () => {
+  it('never appear in log lines, error texts or serialized errors', async () => {
+    const secrets = [sandbox.apiKey, sandbox.webhookSecret];
+    const pay = payFor({ resolveCheckout: () => ({ amount: 100, currency: 'EUR', orderId: 'o-secret' }) });
+    const texts: string[] = [];
+    const ok = await mintRoute(pay);
+    const token = JSON.parse(ok.text).widget_token as string;
+    secrets.push(token);
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 500, times: Infinity });
+    const error = await rejection(pay.mintWidgetToken({ amount: 100, currency: 'EUR', orderId: 'o' }));
+    texts.push(error.message, error.stack ?? '', JSON.stringify(error), inspect(error, { depth: 10, showHidden: true }), JSON.stringify(error.toResponse()));
+    texts.push(logger.text(), inspect(pay, { depth: 10, showHidden: true }), JSON.stringify(pay.config));
+    expect(logger.lines.length).toBeGreaterThan(0);
+    for (const text of texts) for (const secret of secrets) expect(text).not.toContain(secret);
+  });
+});

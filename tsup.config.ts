@@ -1,0 +1,19 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: {
+    index: 'src/index.ts',
+    'express/index': 'src/adapters/express/index.ts',
+    'next/index': 'src/adapters/next/index.ts',
+    'koa/index': 'src/adapters/koa/index.ts',
+    'sandbox/index': 'src/sandbox/index.ts',
+    'testing/index': 'src/testing/index.ts',
+  },
+  format: ['esm', 'cjs'],
+  dts: true,
+  sourcemap: true,
+  clean: true,
+  target: 'node20',
+  // Frameworks are optional peer dependencies: never bundle them.
+  external: ['express', 'koa', '@koa/router', 'next', 'ioredis', 'redis'],
+});
