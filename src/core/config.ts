@@ -27,6 +27,8 @@ export interface CommerceOptions {
   password?: string;
   scope?: string;
   readMethod?: 'GET' | 'POST';
+  /** How long the platform's admin tokens live (4 hours by default, Magento's `admin_token_lifetime`). */
+  tokenLifetimeMs?: number;
 }
 
 export interface HttpOptions {
@@ -70,6 +72,7 @@ const commerceSchema = z.object({
   password: text,
   scope: text.default('default'),
   readMethod: z.enum(['GET', 'POST']).default('GET'),
+  tokenLifetimeMs: positiveMs.default(4 * 60 * 60_000),
 });
 
 const httpSchema = z.object({
@@ -96,6 +99,7 @@ export interface CommerceConfig {
   password: Secret;
   scope: string;
   readMethod: 'GET' | 'POST';
+  tokenLifetimeMs: number;
 }
 
 export interface ResolvedConfig {
@@ -117,16 +121,7 @@ export function resolveConfig(options: ConfigOptions = {}): ResolvedConfig {
     webhookSecret: options.payment?.webhookSecret ?? fromEnv('PAY_WEBHOOK_SECRET')?.split(','),
   });
 
-  const commerceInput = {
-    ...options.commerce,
-    url: options.commerce?.url ?? fromEnv('COMMERCE_URL'),
-    username: options.commerce?.username ?? fromEnv('COMMERCE_USERNAME'),
-    password: options.commerce?.password ?? fromEnv('COMMERCE_PASSWORD'),
-  };
-  // The commerce platform is optional: only the order features need it, and only once one part of it is named.
-  const commerceNamed = commerceInput.url !== undefined || commerceInput.username !== undefined || commerceInput.password !== undefined;
-  const commerce = commerceNamed ? parse('commerce', commerceSchema, commerceInput) : undefined;
-
+  const { commerce } = resolveCommerceConfig(options);
   const secrets = Array.isArray(payment.webhookSecret) ? payment.webhookSecret : [payment.webhookSecret];
   return {
     payment: {
@@ -135,7 +130,29 @@ export function resolveConfig(options: ConfigOptions = {}): ResolvedConfig {
       apiKey: new Secret(payment.apiKey),
       webhookSecrets: secrets.map((s) => new Secret(s)),
     },
-    commerce: commerce && { ...commerce, url: commerce.url.replace(/\/+$/, ''), password: new Secret(commerce.password) },
+    commerce,
+    http: parse('http', httpSchema, options.http ?? {}),
+  };
+}
+
+/**
+ * The commerce section alone (with the HTTP policy), for tools that only read orders (the CLI).
+ * `commerce` is undefined when neither options nor environment name the platform.
+ */
+export function resolveCommerceConfig(options: ConfigOptions = {}): { commerce: CommerceConfig | undefined; http: HttpPolicy } {
+  const env = options.env ?? globalThis.process?.env ?? {};
+  const fromEnv = (name: string) => (env[name] === '' ? undefined : env[name]);
+  const input = {
+    ...options.commerce,
+    url: options.commerce?.url ?? fromEnv('COMMERCE_URL'),
+    username: options.commerce?.username ?? fromEnv('COMMERCE_USERNAME'),
+    password: options.commerce?.password ?? fromEnv('COMMERCE_PASSWORD'),
+  };
+  // The commerce platform is optional: only the order features need it, and only once one part of it is named.
+  const named = input.url !== undefined || input.username !== undefined || input.password !== undefined;
+  const parsed = named ? parse('commerce', commerceSchema, input) : undefined;
+  return {
+    commerce: parsed && { ...parsed, url: parsed.url.replace(/\/+$/, ''), password: new Secret(parsed.password) },
     http: parse('http', httpSchema, options.http ?? {}),
   };
 }

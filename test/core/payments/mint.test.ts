@@ -188,9 +188,9 @@ describe('POST /widget-token', () => {
     expect(JSON.parse(response.text).error).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'amount' } });
   });
 
-  it.each([
-    ['wrong credentials', { apiKey: 'sk_wrong' }, undefined],
-    ['an unknown merchant', { merchantId: 'merchant_nobody' }, undefined],
+  it.each<[string, { apiKey?: string; merchantId?: string }]>([
+    ['wrong credentials', { apiKey: 'sk_wrong' }],
+    ['an unknown merchant', { merchantId: 'merchant_nobody' }],
   ])('passes the sandbox refusal for %s through unchanged', async (_name, credentials) => {
     const pay = payFor({ ...checkout, payment: { apiUrl: sandbox.paymentUrl, merchantId: sandbox.merchantId, apiKey: sandbox.apiKey, webhookSecret: 'w', ...credentials } });
     const direct = await fetch(`${sandbox.paymentUrl}/api/v1/checkout/init`, {

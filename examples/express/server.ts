@@ -1,0 +1,26 @@
+/**
+ * Run: PAY_API_URL=… PAY_MERCHANT_ID=… PAY_MERCHANT_API_KEY=… PAY_WEBHOOK_SECRET=… npx tsx examples/express/server.ts
+ * or against the embedded sandbox: npx tsx examples/with-sandbox.ts express
+ */
+import { createPay } from 'paywidget-server';
+import { checkoutFor, orders } from '../shared/orders.js';
+import { createApp } from './app.js';
+
+const pay = createPay({
+  // The browser sends { orderId }; what it owes comes from the merchant's own records.
+  resolveCheckout: ({ body }) => checkoutFor(body),
+});
+
+pay.webhooks.on('payment.succeeded', ({ id, payload }) => {
+  const { order_id: orderId, payment_id: paymentId } = (payload as { data: { order_id: string; payment_id: string } }).data;
+  const order = orders.get(orderId);
+  if (order) order.status = 'paid';
+  console.log(`webhook ${id}: payment ${paymentId} succeeded, fulfil order ${orderId}`);
+});
+pay.webhooks.onAny(({ id, type }) => console.log(`webhook ${id}: ${type} verified`));
+pay.webhooks.onError(({ error, event }) => console.error(`webhook ${event.id} failed, the sender will retry:`, error.message));
+
+const port = Number(process.env.PORT ?? 3001);
+createApp(pay).listen(port, '127.0.0.1', () => {
+  console.log(`Merchant backend on http://127.0.0.1:${port}: POST /pay/widget-token, POST /pay/webhooks`);
+});

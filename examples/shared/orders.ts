@@ -1,0 +1,27 @@
+/**
+ * The merchant's own records, standing in for your database. The browser names an order;
+ * the amount always comes from here, never from the request.
+ */
+import { PayError, toMinorUnits, type MintInput } from 'paywidget-server';
+
+export interface Order {
+  id: string;
+  total: string;
+  currency: string;
+  status: 'awaiting_payment' | 'paid';
+}
+
+export const orders = new Map<string, Order>([
+  ['1001', { id: '1001', total: '19.99', currency: 'EUR', status: 'awaiting_payment' }],
+  ['1002', { id: '1002', total: '4500', currency: 'JPY', status: 'awaiting_payment' }],
+  ['1003', { id: '1003', total: '12.345', currency: 'KWD', status: 'awaiting_payment' }],
+]);
+
+/** `resolveCheckout` for the examples: `{ orderId }` in the body → what that order owes. */
+export function checkoutFor(body: unknown): MintInput {
+  const orderId = String((body as { orderId?: unknown } | null)?.orderId ?? '');
+  const order = orders.get(orderId);
+  if (!order) throw new PayError('NOT_FOUND', `No order ${orderId || '(none given)'}: send { "orderId": "1001" }.`);
+  if (order.status !== 'awaiting_payment') throw new PayError('ORDER_NOT_PAYABLE', `Order ${orderId} is already paid.`);
+  return { amount: toMinorUnits(order.total, order.currency), currency: order.currency, orderId: order.id };
+}

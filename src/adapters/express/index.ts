@@ -1,0 +1,25 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { toPayError } from '../../core/errors.js';
+import type { Pay, PayOptions } from '../../core/pay.js';
+import { resolvePay } from '../../core/resolve-pay.js';
+import { sendPayResponse, toPayRequest } from '../node/index.js';
+
+/**
+ * Express middleware for every route of the library, relative to where it is mounted:
+ * `app.use('/pay', payMiddleware())`. Paths that are not ours call `next()`.
+ * Mount it before `express.json()`, or keep the raw body with `express.json({ verify })`.
+ */
+export function payMiddleware(payOrOptions?: Pay | PayOptions): RequestHandler {
+  const pay = resolvePay(payOrOptions);
+  return async function paywidget(req: Request, res: Response, next: NextFunction) {
+    // req.path is relative to the mount path in Express 4 and 5.
+    if (!pay.matches(req.method, req.path)) return next();
+    try {
+      const response = await pay.handle(await toPayRequest(req, req.path, pay.maxBodyBytes));
+      if (response === null) return next();
+      sendPayResponse(res, response);
+    } catch (error) {
+      sendPayResponse(res, toPayError(error).toResponse());
+    }
+  };
+}

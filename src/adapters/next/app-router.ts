@@ -1,0 +1,65 @@
+import { toPayError } from '../../core/errors.js';
+import type { Pay, PayOptions } from '../../core/pay.js';
+import { resolvePay } from '../../core/resolve-pay.js';
+import { routeNotFound } from '../../core/router.js';
+import { bodyTooLarge } from '../../core/request-body.js';
+import type { PayResponse } from '../../core/types.js';
+
+type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> | Record<string, string | string[] | undefined> };
+type RouteHandler = (request: Request, context: RouteContext) => Promise<Response>;
+
+export interface RouteHandlerOptions {
+  /** Name of the catch-all segment: `app/api/pay/[...path]/route.ts` → 'path'. */
+  param?: string;
+}
+
+/**
+ * Route handlers for an App Router catch-all route. Uses only Fetch APIs, so the route may run
+ * on the Node.js or the edge runtime:
+ *   export const { GET, POST } = createRouteHandlers(pay);
+ */
+export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = 'path' }: RouteHandlerOptions = {}): { GET: RouteHandler; POST: RouteHandler } {
+  const pay = resolvePay(payOrOptions);
+
+  const handler: RouteHandler = async (request, context) => {
+    const segments = (await context.params)[param];
+    const path = '/' + (Array.isArray(segments) ? segments.join('/') : segments ?? '');
+    if (!pay.matches(request.method, path)) return toFetchResponse(routeNotFound(path));
+    let response: PayResponse | null;
+    try {
+      const rawBody = request.method === 'GET' ? undefined : await readLimited(request, pay.maxBodyBytes);
+      response = await pay.handle({ method: request.method, path, headers: request.headers, rawBody });
+    } catch (error) {
+      response = toPayError(error).toResponse();
+    }
+    return response === null ? toFetchResponse(routeNotFound(path)) : toFetchResponse(response);
+  };
+
+  return { GET: handler, POST: handler };
+}
+
+/** Reads a Fetch body with a byte limit, without buffering past it. */
+async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+  const tooLarge = () => bodyTooLarge(limit);
+  if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
+  if (!request.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > limit) throw tooLarge();
+    chunks.push(chunk);
+  }
+  if (chunks.length === 1) return chunks[0] as Uint8Array;
+  const body = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}
+
+function toFetchResponse(response: PayResponse): Response {
+  return new Response(response.body as BodyInit, { status: response.status, headers: response.headers });
+}

@@ -1,0 +1,54 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import getRawBody from 'raw-body';
+import { PayError } from '../../core/errors.js';
+import { bodyTooLarge } from '../../core/request-body.js';
+import type { PayRequest, PayResponse } from '../../core/types.js';
+
+/** Where a body parser that ran before us may have left the body: `req` in Express and Next, `ctx.request` in Koa. */
+export interface ParsedBodyHolder {
+  body?: unknown;
+  rawBody?: unknown;
+}
+
+/**
+ * The one bridge from Node's request to the core's plain request. Body, in order of preference:
+ * a raw body someone kept (`req.rawBody`, or a Buffer `req.body` from express.raw()), the stream
+ * itself (read with raw-body and a size limit), or an object a JSON parser already made.
+ */
+export async function toPayRequest(
+  req: IncomingMessage,
+  path: string,
+  maxBodyBytes: number,
+  parsed: ParsedBodyHolder = req as ParsedBodyHolder,
+): Promise<PayRequest> {
+  const request: PayRequest = { method: req.method ?? 'GET', path, headers: req.headers };
+  const raw = parsed.rawBody ?? parsed.body;
+  if (Buffer.isBuffer(raw) || typeof parsed.rawBody === 'string') {
+    request.rawBody = raw as Buffer | string;
+  } else if (parsed.body !== undefined || req.readableEnded || req.readableDidRead) {
+    // A parser consumed the stream; never wait on it. JSON routes can use the object, webhooks cannot.
+    request.parsedBody = parsed.body ?? {};
+  } else if (request.method !== 'GET' && request.method !== 'HEAD') {
+    request.rawBody = await readStream(req, maxBodyBytes);
+  }
+  return request;
+}
+
+async function readStream(req: IncomingMessage, limit: number): Promise<Buffer> {
+  try {
+    return await getRawBody(req, { limit, length: req.headers['content-length'] });
+  } catch (error) {
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.too.large') {
+      throw bodyTooLarge(limit, error);
+    }
+    throw new PayError('INVALID_INPUT', 'The request body could not be read (the client aborted or sent a wrong Content-Length).', { cause: error });
+  }
+}
+
+/** Writes a core response to Node's response. */
+export function sendPayResponse(res: ServerResponse, response: PayResponse): void {
+  res.statusCode = response.status;
+  for (const name in response.headers) res.setHeader(name, response.headers[name] as string);
+  res.end(response.body);
+}

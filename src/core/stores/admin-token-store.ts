@@ -1,0 +1,44 @@
+import { Secret } from '../secret.js';
+
+/**
+ * Where the commerce platform's admin token is cached, so several instances can share one token
+ * instead of each logging in (Magento locks an account after repeated failed logins).
+ *
+ * Maps onto Redis as `GET key` / `SET key value PX ttlMs`. The value is a credential: a shared store
+ * must be as private as the admin password.
+ */
+export interface AdminTokenStore {
+  /** The cached token, or undefined when there is none or it expired. */
+  get(key: string): Promise<string | undefined>;
+  /** Caches `token` for `ttlMs`, replacing any previous one. */
+  set(key: string, token: string, ttlMs: number): Promise<void>;
+}
+
+export interface MemoryAdminTokenStoreOptions {
+  /** Clock in milliseconds (the pay instance's `now`); `Date.now` by default. */
+  now?: () => number;
+}
+
+/** Tokens in this process's memory (right for one instance); kept as Secrets so nothing prints them. */
+export class MemoryAdminTokenStore implements AdminTokenStore {
+  readonly #entries = new Map<string, { token: Secret; expiresAt: number }>();
+  readonly #now: () => number;
+
+  constructor(options: MemoryAdminTokenStoreOptions = {}) {
+    this.#now = options.now ?? Date.now;
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    if (this.#now() >= entry.expiresAt) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    return entry.token.reveal();
+  }
+
+  async set(key: string, token: string, ttlMs: number): Promise<void> {
+    this.#entries.set(key, { token: new Secret(token), expiresAt: this.#now() + Math.max(1, ttlMs) });
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * Claims make "run this once" safe across concurrent requests and several instances.
+ *
+ * A key is free, held by one worker under a lease (a random token), or done (kept for a retention
+ * period so late duplicates are recognised). The interface maps one-to-one onto Redis:
+ *
+ * - `claim(key, leaseMs)`: `SET key <token> NX PX leaseMs`; when the SET fails, `GET key` tells
+ *   `'done'` from anything else (a token: in progress).
+ * - `complete(key, token, retentionMs)`:
+ *   `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], 'done', 'PX', ARGV[2]) end`
+ * - `release(key, token)`:
+ *   `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end`
+ *
+ * Any method may throw (or reject) when the store is unreachable; callers turn that into a 503 and
+ * never mark anything done that was not processed.
+ */
+export type ClaimResult =
+  | { state: 'claimed'; token: string }
+  | { state: 'in_progress' }
+  | { state: 'done' };
+
+export interface ClaimStore {
+  /** Takes the key for `leaseMs` when it is free (or its lease ran out). */
+  claim(key: string, leaseMs: number): Promise<ClaimResult>;
+  /** Marks a key we still hold as done for `retentionMs`. False when the lease was lost. */
+  complete(key: string, token: string, retentionMs: number): Promise<boolean>;
+  /** Frees a key we still hold so the next attempt can claim it. False when the lease was lost. */
+  release(key: string, token: string): Promise<boolean>;
+}
+
+/** The value a completed key holds; tokens are random UUIDs, so never equal to it. */
+export const DONE = 'done';

@@ -1,0 +1,18 @@
+import type { AdminTokenStore } from './admin-token-store.js';
+import type { CheckpointStore } from './checkpoint-store.js';
+import type { ClaimStore } from './claim-store.js';
+
+export type { ClaimStore, ClaimResult } from './claim-store.js';
+export { MemoryClaimStore, type MemoryClaimStoreOptions } from './memory-claim-store.js';
+export { MemoryCheckpointStore, type CheckpointStore } from './checkpoint-store.js';
+export { MemoryAdminTokenStore, type AdminTokenStore, type MemoryAdminTokenStoreOptions } from './admin-token-store.js';
+
+/** Where state shared between requests lives; in memory by default. */
+export interface StoreOptions {
+  /** Claims for webhook deduplication and the replay guard. */
+  claims?: ClaimStore;
+  /** Positions of `pay.orders.sync()` runs, by checkpoint name. */
+  checkpoints?: CheckpointStore;
+  /** The commerce platform's admin token, shared by the instances that use the same store. */
+  adminTokens?: AdminTokenStore;
+}

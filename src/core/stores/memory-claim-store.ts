@@ -1,0 +1,69 @@
+import { LRUCache } from 'lru-cache';
+import { DONE, type ClaimResult, type ClaimStore } from './claim-store.js';
+
+export interface MemoryClaimStoreOptions {
+  /**
+   * Most keys kept; the least recently used go first beyond it. Two keys per webhook event (event id
+   * and signature), so the default 100,000 covers about 50,000 events in the retention period.
+   */
+  maxEntries?: number;
+  /** Clock in milliseconds (the pay instance's `now`); `Date.now` by default. */
+  now?: () => number;
+}
+
+/**
+ * Claims in this process's memory: right for one instance. Several instances behind a load
+ * balancer need a shared store (Redis) or each may process the same event once.
+ */
+export class MemoryClaimStore implements ClaimStore {
+  readonly #options: MemoryClaimStoreOptions;
+  #lru: LRUCache<string, string> | undefined;
+
+  constructor(options: MemoryClaimStoreOptions = {}) {
+    this.#options = { ...options };
+  }
+
+  /** Made on first use: lru-cache allocates its bounded arrays up front, and an app may never receive a webhook. */
+  get #cache(): LRUCache<string, string> {
+    if (this.#lru) return this.#lru;
+    const now = this.#options.now ?? Date.now;
+    return (this.#lru = new LRUCache<string, string>({
+      max: this.#options.maxEntries ?? 100_000,
+      // lru-cache treats a start time of 0 as "no TTL"; the offset keeps a test clock at 0 honest.
+      perf: { now: () => now() + 1 },
+      // Read the clock on every check instead of caching it behind a 1 ms timer.
+      ttlResolution: 0,
+    }));
+  }
+
+  async claim(key: string, leaseMs: number): Promise<ClaimResult> {
+    const current = this.#cache.get(key);
+    if (current === DONE) return { state: 'done' };
+    if (current !== undefined) return { state: 'in_progress' };
+    const token = globalThis.crypto.randomUUID();
+    this.#cache.set(key, token, { ttl: ttlOf(leaseMs) });
+    return { state: 'claimed', token };
+  }
+
+  async complete(key: string, token: string, retentionMs: number): Promise<boolean> {
+    if (this.#cache.get(key) !== token) return false;
+    this.#cache.set(key, DONE, { ttl: ttlOf(retentionMs) });
+    return true;
+  }
+
+  async release(key: string, token: string): Promise<boolean> {
+    if (this.#cache.get(key) !== token) return false;
+    this.#cache.delete(key);
+    return true;
+  }
+
+  /** Keys currently held, expired ones excepted (for tests and diagnostics). */
+  get size(): number {
+    this.#cache.purgeStale();
+    return this.#cache.size;
+  }
+}
+
+function ttlOf(ms: number): number {
+  return Math.max(1, Math.ceil(ms));
+}

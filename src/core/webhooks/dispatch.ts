@@ -1,0 +1,109 @@
+import type { Logger } from '../types.js';
+import { WebhookHandlerError } from './errors.js';
+
+/** What handlers receive for a verified, first-time delivery. */
+export interface WebhookEvent {
+  /** X-Pay-Event-Id. */
+  readonly id: string;
+  /** From `webhooks.eventType(payload)`, by default the payload's `type` field; undefined when there is none. */
+  readonly type: string | undefined;
+  /** The body parsed as JSON. */
+  readonly payload: unknown;
+  /** X-Pay-Timestamp, Unix seconds. */
+  readonly timestamp: number;
+}
+
+/** May be async; throwing (or rejecting) answers the delivery 500 so the sender retries it. */
+export type WebhookHandler = (event: WebhookEvent) => unknown;
+/** One failure of one handler (or of the `eventType` extractor) for one event. */
+export interface WebhookFailure {
+  /** What the handler threw (a non-Error value arrives wrapped, as `cause`). */
+  error: Error;
+  event: WebhookEvent;
+}
+/** Told about each handler failure; cannot turn it into a success (the delivery is still answered 500). */
+export type WebhookErrorHandler = (failure: WebhookFailure) => unknown;
+
+export interface Dispatcher {
+  on(type: string | readonly string[], handler: WebhookHandler): () => void;
+  onAny(handler: WebhookHandler): () => void;
+  onError(handler: WebhookErrorHandler): () => void;
+  /**
+   * Names the event's type, then runs the handlers for that type and the onAny handlers, concurrently.
+   * Throws WebhookHandlerError when any of them (or the type extractor) fails, after telling onError.
+   */
+  dispatch(delivery: Omit<WebhookEvent, 'type'>): Promise<void>;
+}
+
+/** The on / onAny / onError registry. Each registration returns a function that removes it. */
+export function createDispatcher(logger: Logger, eventType: (payload: unknown) => string | undefined): Dispatcher {
+  const byType = new Map<string, WebhookHandler[]>();
+  const any: WebhookHandler[] = [];
+  const errorHandlers: WebhookErrorHandler[] = [];
+
+  const add = <H>(list: H[], handler: H) => {
+    if (typeof handler !== 'function') throw new TypeError('paywidget-server: a webhook handler must be a function.');
+    list.push(handler);
+    return () => {
+      const at = list.indexOf(handler);
+      if (at !== -1) list.splice(at, 1);
+    };
+  };
+
+  return {
+    on(type, handler) {
+      const types = typeof type === 'string' ? [type] : [...type];
+      if (types.length === 0 || types.some((t) => typeof t !== 'string' || t === '')) {
+        throw new TypeError('paywidget-server: webhooks.on(type, handler) needs a non-empty event type (use onAny for every event).');
+      }
+      const removers = types.map((t) => {
+        let list = byType.get(t);
+        if (!list) byType.set(t, (list = []));
+        return add(list, handler);
+      });
+      return () => removers.forEach((remove) => remove());
+    },
+    onAny: (handler) => add(any, handler),
+    onError: (handler) => add(errorHandlers, handler),
+
+    async dispatch({ id, payload, timestamp }) {
+      let type: string | undefined;
+      let errors: Error[];
+      try {
+        type = eventType(payload);
+      } catch (extractorFailure) {
+        errors = [asError(extractorFailure)];
+      }
+      const event: WebhookEvent = Object.freeze({ id, type, payload, timestamp });
+      errors ??= await runHandlers(type === undefined ? [...any] : [...(byType.get(type) ?? []), ...any], event, logger);
+      if (errors.length === 0) return;
+      for (const error of errors) {
+        for (const handler of [...errorHandlers]) {
+          try {
+            await handler({ error, event });
+          } catch (onErrorFailure) {
+            logger.error({ err: onErrorFailure, eventId: event.id }, 'webhook onError handler threw');
+          }
+        }
+      }
+      throw new WebhookHandlerError(event, errors);
+    },
+  };
+}
+
+async function runHandlers(handlers: WebhookHandler[], event: WebhookEvent, logger: Logger): Promise<Error[]> {
+  if (handlers.length === 0) {
+    logger.debug({ eventId: event.id, type: event.type }, 'webhook event has no handler');
+    return [];
+  }
+  const results = await Promise.allSettled(handlers.map((handler) => invoke(handler, event)));
+  return results.flatMap((r) => (r.status === 'rejected' ? [asError(r.reason)] : []));
+}
+
+function asError(thrown: unknown): Error {
+  return thrown instanceof Error ? thrown : new Error('A webhook handler threw a value that is not an Error; see `cause`.', { cause: thrown });
+}
+
+async function invoke(handler: WebhookHandler, event: WebhookEvent): Promise<unknown> {
+  return handler(event);
+}

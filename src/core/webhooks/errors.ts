@@ -1,0 +1,126 @@
+import { PayError, type PayErrorOptions } from '../errors.js';
+import type { WebhookEvent } from './dispatch.js';
+
+/** Each way a delivery can fail verification; all answer 400 except BODY_TOO_LARGE (413). */
+export type WebhookVerificationCode =
+  | 'WEBHOOK_MISSING_HEADER'
+  | 'WEBHOOK_MALFORMED_SIGNATURE'
+  | 'WEBHOOK_MALFORMED_TIMESTAMP'
+  | 'WEBHOOK_TIMESTAMP_TOO_OLD'
+  | 'WEBHOOK_TIMESTAMP_IN_FUTURE'
+  | 'WEBHOOK_SIGNATURE_MISMATCH'
+  | 'WEBHOOK_BODY_NOT_RAW'
+  | 'BODY_TOO_LARGE'
+  | 'WEBHOOK_INVALID_JSON';
+
+/** A delivery that must not be trusted, with a message saying how to fix it. Never carries a secret. */
+export class WebhookVerificationError extends PayError {
+  override readonly name = 'WebhookVerificationError';
+  declare readonly code: WebhookVerificationCode;
+
+  constructor(code: WebhookVerificationCode, message: string, options?: PayErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** One or more webhook handlers threw. `errors` holds what they threw; the delivery is answered 500 with a message that reveals none of it. */
+export class WebhookHandlerError extends PayError {
+  override readonly name = 'WebhookHandlerError';
+  readonly event: WebhookEvent;
+  readonly errors: readonly Error[];
+
+  constructor(event: WebhookEvent, errors: Error[]) {
+    super(
+      'WEBHOOK_HANDLER_FAILED',
+      `A webhook handler failed for event ${event.id}; the claim was released so the sender's retry is processed. See the server log.`,
+      { cause: errors.length === 1 ? errors[0] : new AggregateError(errors, 'Several webhook handlers failed'), details: { eventId: event.id } },
+    );
+    this.event = event;
+    this.errors = errors;
+  }
+}
+
+export const BODY_NOT_RAW_FIX =
+  'Signatures cover the exact bytes sent, so the body must reach paywidget-server unparsed. ' +
+  'Express: mount paywidget-server before express.json() (or give this route express.raw({ type: "*/*" })). ' +
+  'Next.js Pages Router: export const config = { api: { bodyParser: false } } from the API route. ' +
+  'Next.js App Router: hand over the Request without calling request.json() first. ' +
+  'Koa: mount the paywidget-server router before the body parser.';
+
+export const HEADER_NAMES = {
+  signature: 'X-Pay-Signature',
+  timestamp: 'X-Pay-Timestamp',
+  eventId: 'X-Pay-Event-Id',
+} as const;
+
+export function missingHeader(header: string): WebhookVerificationError {
+  return new WebhookVerificationError(
+    'WEBHOOK_MISSING_HEADER',
+    `The webhook delivery has no ${header} header. Pass the request headers as they arrived (Node's req.headers, a Fetch Headers or a plain object); if a proxy sits in front, make sure it forwards X-Pay-Signature, X-Pay-Timestamp and X-Pay-Event-Id.`,
+    { details: { header } },
+  );
+}
+
+export function malformedSignature(length: number): WebhookVerificationError {
+  const found = length === 64 ? 'it has characters other than 0-9 and a-f' : `it has ${length}`;
+  return new WebhookVerificationError(
+    'WEBHOOK_MALFORMED_SIGNATURE',
+    `X-Pay-Signature must be 64 lowercase hexadecimal characters (HMAC-SHA256 in hex); ${found}. Pass the header value unchanged.`,
+    { details: { header: HEADER_NAMES.signature } },
+  );
+}
+
+export function malformedTimestamp(): WebhookVerificationError {
+  return new WebhookVerificationError(
+    'WEBHOOK_MALFORMED_TIMESTAMP',
+    'X-Pay-Timestamp must be Unix time in whole seconds, digits only (e.g. 1717171717). Pass the header value unchanged.',
+    { details: { header: HEADER_NAMES.timestamp } },
+  );
+}
+
+export function timestampTooOld(ageSeconds: number, toleranceSeconds: number): WebhookVerificationError {
+  return new WebhookVerificationError(
+    'WEBHOOK_TIMESTAMP_TOO_OLD',
+    `The webhook was signed ${ageSeconds} s ago, beyond the ${toleranceSeconds} s tolerance, so it may be a replay. If genuine deliveries fail this way, check this server's clock (NTP) or raise webhooks.toleranceSeconds.`,
+    { details: { ageSeconds, toleranceSeconds } },
+  );
+}
+
+export function timestampInFuture(aheadSeconds: number, toleranceSeconds: number, looksLikeMs: boolean): WebhookVerificationError {
+  const hint = looksLikeMs
+    ? ' X-Pay-Timestamp looks like milliseconds: the sender must send Unix seconds (milliseconds / 1000, rounded down).'
+    : " Check this server's clock (NTP) or raise webhooks.toleranceSeconds.";
+  return new WebhookVerificationError(
+    'WEBHOOK_TIMESTAMP_IN_FUTURE',
+    `The webhook timestamp is ${aheadSeconds} s in the future, beyond the ${toleranceSeconds} s tolerance.${hint}`,
+    { details: { aheadSeconds, toleranceSeconds, looksLikeMilliseconds: looksLikeMs } },
+  );
+}
+
+export function signatureMismatch(secretCount: number): WebhookVerificationError {
+  return new WebhookVerificationError(
+    'WEBHOOK_SIGNATURE_MISMATCH',
+    `The webhook signature matches none of the ${secretCount} configured signing secret(s). Check that payment.webhookSecret (PAY_WEBHOOK_SECRET) is the signing secret from the merchant settings, and that the body is passed exactly as received: not parsed and re-serialized, not re-encoded, not trimmed.`,
+    { details: { secrets: secretCount } },
+  );
+}
+
+export function bodyNotRaw(what: string): WebhookVerificationError {
+  return new WebhookVerificationError('WEBHOOK_BODY_NOT_RAW', `The webhook body arrived ${what}. ${BODY_NOT_RAW_FIX}`);
+}
+
+export function bodyTooLarge(maxBodyBytes: number): WebhookVerificationError {
+  return new WebhookVerificationError(
+    'BODY_TOO_LARGE',
+    `The webhook body is larger than ${maxBodyBytes} bytes. Raise webhooks.maxBodyBytes if your deliveries are legitimately this large.`,
+    { details: { maxBodyBytes } },
+  );
+}
+
+export function invalidJson(cause: unknown): WebhookVerificationError {
+  return new WebhookVerificationError(
+    'WEBHOOK_INVALID_JSON',
+    'The webhook is correctly signed but its body is not valid JSON; the sender must send a JSON body.',
+    { cause },
+  );
+}

@@ -1,0 +1,89 @@
+import type { Route } from '../router.js';
+import type { Secret } from '../secret.js';
+import type { ClaimStore } from '../stores/claim-store.js';
+import type { Logger } from '../types.js';
+import { createDispatcher, type WebhookErrorHandler, type WebhookHandler } from './dispatch.js';
+import { WebhookVerificationError, type WebhookVerificationCode } from './errors.js';
+import { selectHmac, type Hmac, type HmacFactory } from './hmac.js';
+import { resolveWebhookOptions, type WebhookOptions } from './options.js';
+import { webhookRoute } from './route.js';
+import { verifyDelivery, type VerifiedWebhook, type VerifyInput } from './verify.js';
+
+export type VerifySafeResult =
+  | { ok: true; event: VerifiedWebhook }
+  | { ok: false; code: WebhookVerificationCode; error: WebhookVerificationError };
+
+/** `pay.webhooks`. */
+export interface Webhooks {
+  /** Checks a delivery and parses its JSON; throws WebhookVerificationError (with a `code`) when it must not be trusted. */
+  verify(input: VerifyInput): Promise<VerifiedWebhook>;
+  /** The same, answering `{ ok: false, code, error }` instead of throwing. */
+  verifySafe(input: VerifyInput): Promise<VerifySafeResult>;
+  /** Runs `handler` for events of this type (or these types), once per event id. Returns a function that removes it. */
+  on(type: string | readonly string[], handler: WebhookHandler): () => void;
+  /** Runs `handler` for every event, whatever its type. */
+  onAny(handler: WebhookHandler): () => void;
+  /** Told when a handler failed; the delivery is still answered 500 so the sender retries. */
+  onError(handler: WebhookErrorHandler): () => void;
+}
+
+export interface WebhooksWithRoute extends Webhooks {
+  /** `POST /webhooks` for the core router. */
+  readonly route: Route;
+}
+
+export interface WebhooksDeps {
+  secrets: readonly Secret[];
+  options: WebhookOptions | undefined;
+  store: ClaimStore;
+  logger: Logger;
+  /** Clock in milliseconds. */
+  now: () => number;
+  /** The HMAC implementation; chosen for the runtime by default (node:crypto, else WebCrypto). Tests force WebCrypto here. */
+  hmac?: HmacFactory;
+}
+
+export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
+  const policy = resolveWebhookOptions(deps.options);
+  const verifyPolicy = { toleranceSeconds: policy.toleranceSeconds, maxBodyBytes: policy.maxBodyBytes, now: deps.now, secretCount: deps.secrets.length };
+  const dispatcher = createDispatcher(deps.logger, policy.eventType);
+
+  // Built on first use: no key material is prepared for an app that never receives a webhook.
+  const source: HmacFactory | Promise<HmacFactory> = deps.hmac ?? selectHmac();
+  let hmac: Hmac | undefined;
+  const build = (factory: HmacFactory) => (hmac = factory(deps.secrets.map((s) => s.reveal())));
+  let pending: Promise<Hmac> | undefined;
+  const load = (): Hmac | Promise<Hmac> => hmac ?? (typeof source === 'function' ? build(source) : (pending ??= source.then(build)));
+
+  const verify = async (input: VerifyInput): Promise<VerifiedWebhook> => {
+    const h = hmac ?? (await load());
+    return verifyDelivery(h, verifyPolicy, input ?? ({} as VerifyInput));
+  };
+
+  return {
+    verify,
+    async verifySafe(input) {
+      try {
+        return { ok: true, event: await verify(input) };
+      } catch (error) {
+        if (error instanceof WebhookVerificationError) return { ok: false, code: error.code, error };
+        throw error;
+      }
+    },
+    on: dispatcher.on,
+    onAny: dispatcher.onAny,
+    onError: dispatcher.onError,
+    route: webhookRoute({
+      verify,
+      dispatcher,
+      logger: deps.logger,
+      dedupe: { store: deps.store, logger: deps.logger, leaseMs: policy.leaseMs, retentionMs: policy.retentionMs, signatureRetentionMs: policy.signatureRetentionMs },
+    }),
+  };
+}
+
+export { WebhookVerificationError, WebhookHandlerError, type WebhookVerificationCode } from './errors.js';
+export type { WebhookEvent, WebhookHandler, WebhookErrorHandler, WebhookFailure } from './dispatch.js';
+export type { WebhookOptions } from './options.js';
+export type { VerifiedWebhook, VerifyInput } from './verify.js';
+export { selectHmac, type Hmac, type HmacFactory } from './hmac.js';

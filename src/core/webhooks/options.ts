@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { PayError } from '../errors.js';
+
+/** `createPay({ webhooks })`: how deliveries to `POST /webhooks` are verified and deduplicated. */
+export interface WebhookOptions {
+  /** Largest accepted distance between X-Pay-Timestamp and this server's clock, both directions. Default 300; `false` switches the check off. */
+  toleranceSeconds?: number | false;
+  /** Largest accepted body; a larger one is answered 413. Default 1 MiB (1,048,576 bytes). */
+  maxBodyBytes?: number;
+  /** How long a processed event id is remembered, so late retries are answered as duplicates. Default 3 days. */
+  retentionMs?: number;
+  /** How long a delivery in progress holds its event id; must exceed your slowest handler. Default 60 s. */
+  leaseMs?: number;
+  /** The event type handlers are chosen by; default: the payload's `type` field when it is a string. */
+  eventType?: (payload: unknown) => string | undefined;
+}
+
+export interface WebhookPolicy {
+  toleranceSeconds: number | false;
+  maxBodyBytes: number;
+  retentionMs: number;
+  leaseMs: number;
+  /** How long a signature is remembered by the replay guard: at least the whole window a signature is accepted in. */
+  signatureRetentionMs: number;
+  eventType: (payload: unknown) => string | undefined;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+const positiveInt = (unit: string) => z.custom<number>((v) => Number.isSafeInteger(v) && (v as number) > 0, `must be a positive whole number of ${unit}`);
+const schema = z.object({
+  toleranceSeconds: z.custom<number | false>(
+    (v) => v === false || (typeof v === 'number' && Number.isFinite(v) && v > 0),
+    'must be a positive number of seconds, or false to switch the check off',
+  ).default(300),
+  maxBodyBytes: positiveInt('bytes').default(1024 * 1024),
+  retentionMs: positiveInt('milliseconds').default(3 * DAY_MS),
+  leaseMs: positiveInt('milliseconds').default(60_000),
+  eventType: z.custom<(payload: unknown) => string | undefined>((v) => typeof v === 'function', 'must be a function (payload) => string | undefined').optional(),
+});
+
+/** The payload's `type` field when it is a non-empty string. */
+export function defaultEventType(payload: unknown): string | undefined {
+  const type = typeof payload === 'object' && payload !== null ? (payload as { type?: unknown }).type : undefined;
+  return typeof type === 'string' && type !== '' ? type : undefined;
+}
+
+/** Validates `webhooks` options once, at creation; throws CONFIG_INVALID naming the option. */
+export function resolveWebhookOptions(options: WebhookOptions = {}): WebhookPolicy {
+  const result = schema.safeParse(options);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `webhooks.${issue.path.map(String).join('.')} ${issue.message}`);
+    throw new PayError('CONFIG_INVALID', `paywidget-server configuration: ${problems.join('; ')}.`, {
+      details: { options: result.error.issues.map((i) => `webhooks.${i.path.map(String).join('.')}`) },
+    });
+  }
+  const { toleranceSeconds, maxBodyBytes, retentionMs, leaseMs, eventType } = result.data;
+  // A signature is accepted while now is within ±tolerance of its timestamp: a window of 2 × tolerance
+  // from the first sighting at worst. Without a tolerance, remember it as long as event ids.
+  const signatureRetentionMs = toleranceSeconds === false ? retentionMs : Math.ceil(2 * toleranceSeconds * 1000) + leaseMs;
+  return { toleranceSeconds, maxBodyBytes, retentionMs, leaseMs, signatureRetentionMs, eventType: eventType ?? defaultEventType };
+}

@@ -1,0 +1,75 @@
+import { PayError, toPayError } from '../errors.js';
+import { getHeader } from '../headers.js';
+import type { Route } from '../router.js';
+import type { Logger, PayResponse } from '../types.js';
+import { processOnce, type DedupeDeps } from './dedupe.js';
+import type { Dispatcher } from './dispatch.js';
+import { bodyNotRaw, WebhookHandlerError, WebhookVerificationError } from './errors.js';
+import type { VerifiedWebhook, VerifyInput } from './verify.js';
+
+export interface WebhookRouteDeps {
+  verify: (input: VerifyInput) => Promise<VerifiedWebhook>;
+  dispatcher: Dispatcher;
+  dedupe: DedupeDeps;
+  logger: Logger;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
+const STORE_RETRY_AFTER_SECONDS = '5';
+
+/**
+ * `POST /webhooks`: raw body → verify → claim → dispatch → complete.
+ * 200 processed or duplicate (done); 409 + Retry-After while another attempt runs it; 400 / 413 not
+ * verified; 500 a handler failed (claim released, the retry is processed); 503 store unavailable.
+ * The store is touched only after the signature checked out.
+ */
+export function webhookRoute(deps: WebhookRouteDeps): Route {
+  const { logger } = deps;
+  const retryAfter = String(Math.max(1, Math.min(10, Math.ceil(deps.dedupe.leaseMs / 1000))));
+  return {
+    method: 'POST',
+    path: '/webhooks',
+    async handler(request) {
+      let verified: VerifiedWebhook;
+      try {
+        if (request.rawBody === undefined) {
+          throw bodyNotRaw(request.parsedBody === undefined
+            ? 'without its raw bytes (request.rawBody is undefined)'
+            : 'already parsed by a body parser (request.parsedBody is set, request.rawBody is not)');
+        }
+        verified = await deps.verify({ rawBody: request.rawBody, headers: request.headers });
+      } catch (error) {
+        if (error instanceof WebhookVerificationError) logger.warn({ code: error.code }, 'webhook refused');
+        throw error;
+      }
+      const { eventId, timestamp, payload } = verified;
+      const signature = getHeader(request.headers, 'x-pay-signature') as string;
+
+      let outcome;
+      try {
+        outcome = await processOnce(deps.dedupe, eventId, signature, () => deps.dispatcher.dispatch({ id: eventId, payload, timestamp }));
+      } catch (error) {
+        return failure(error, eventId, logger);
+      }
+      if (outcome === 'in_progress') {
+        const response = new PayError('DUPLICATE_IN_PROGRESS', `Event ${eventId} is being processed by another delivery attempt; retry later.`, { details: { eventId } }).toResponse();
+        response.headers['retry-after'] = retryAfter;
+        return response;
+      }
+      logger.debug({ eventId, outcome }, 'webhook received');
+      return { status: 200, headers: { ...JSON_HEADERS }, body: outcome === 'duplicate' ? '{"received":true,"duplicate":true}' : '{"received":true}' };
+    },
+  };
+}
+
+function failure(error: unknown, eventId: string, logger: Logger): PayResponse {
+  if (error instanceof WebhookHandlerError) {
+    logger.error({ err: error.errors.length === 1 ? error.errors[0] : error.cause, eventId }, 'webhook handler failed; the delivery will be retried');
+    return error.toResponse();
+  }
+  const payError = toPayError(error);
+  if (payError.code === 'INTERNAL_ERROR') logger.error({ err: error, eventId }, 'webhook processing failed');
+  const response = payError.toResponse();
+  if (payError.code === 'STORE_UNAVAILABLE') response.headers['retry-after'] = STORE_RETRY_AFTER_SECONDS;
+  return response;
+}

@@ -1,0 +1,121 @@
+import { getHeader } from '../headers.js';
+import type { HeaderInput } from '../types.js';
+import {
+  bodyNotRaw,
+  bodyTooLarge,
+  HEADER_NAMES,
+  invalidJson,
+  malformedSignature,
+  malformedTimestamp,
+  missingHeader,
+  signatureMismatch,
+  timestampInFuture,
+  timestampTooOld,
+} from './errors.js';
+import type { Hmac, SignedBody } from './hmac.js';
+
+/** A delivery as received. Pass the body untouched: the signature covers its exact bytes. */
+export interface VerifyInput {
+  rawBody: Uint8Array | ArrayBuffer | string;
+  headers: HeaderInput;
+}
+
+/** A delivery whose signature and timestamp checked out. */
+export interface VerifiedWebhook {
+  /** X-Pay-Event-Id. Not covered by the signature: deduplicate on it, never trust it alone. */
+  eventId: string;
+  /** X-Pay-Timestamp, Unix seconds. */
+  timestamp: number;
+  /** The body parsed as JSON. */
+  payload: unknown;
+  /** Which of the configured signing secrets matched (0 = the first), useful while rotating. */
+  secretIndex: number;
+}
+
+export interface VerifyPolicy {
+  toleranceSeconds: number | false;
+  maxBodyBytes: number;
+  /** Clock in milliseconds. */
+  now: () => number;
+  secretCount: number;
+}
+
+const SIGNATURE = /^[0-9a-f]{64}$/;
+const TIMESTAMP = /^[0-9]{1,15}$/;
+/** 1e11 seconds is the year 5138, while 1e11 milliseconds was 1973: a timestamp above it is milliseconds. */
+const MILLISECONDS_ABOVE = 1e11;
+
+/**
+ * Checks a delivery: raw body, headers, signature (constant time, any secret), timestamp window, JSON.
+ * Synchronous when the Hmac is (node:crypto); a Promise with WebCrypto.
+ */
+export function verifyDelivery(hmac: Hmac, policy: VerifyPolicy, input: VerifyInput): VerifiedWebhook | Promise<VerifiedWebhook> {
+  const body = toSignedBody(input.rawBody, policy.maxBodyBytes);
+  const headers = input.headers ?? {};
+  const signature = getHeader(headers, 'x-pay-signature');
+  if (signature === undefined) throw missingHeader(HEADER_NAMES.signature);
+  const timestamp = getHeader(headers, 'x-pay-timestamp');
+  if (timestamp === undefined) throw missingHeader(HEADER_NAMES.timestamp);
+  const eventId = getHeader(headers, 'x-pay-event-id');
+  if (eventId === undefined || eventId === '') throw missingHeader(HEADER_NAMES.eventId);
+  if (!SIGNATURE.test(signature)) throw malformedSignature(signature.length);
+  if (!TIMESTAMP.test(timestamp)) throw malformedTimestamp();
+
+  const index = hmac.match(timestamp, body, signature);
+  return typeof index === 'number'
+    ? accept(hmac, policy, body, timestamp, eventId, index)
+    : index.then((i) => accept(hmac, policy, body, timestamp, eventId, i));
+}
+
+function accept(hmac: Hmac, policy: VerifyPolicy, body: SignedBody, timestampHeader: string, eventId: string, secretIndex: number): VerifiedWebhook {
+  if (secretIndex < 0) throw signatureMismatch(policy.secretCount);
+  const timestamp = Number(timestampHeader);
+  const tolerance = policy.toleranceSeconds;
+  if (tolerance !== false) {
+    const age = policy.now() / 1000 - timestamp;
+    if (age > tolerance) throw timestampTooOld(Math.floor(age), tolerance);
+    if (-age > tolerance) throw timestampInFuture(Math.ceil(-age), tolerance, timestamp > MILLISECONDS_ABOVE);
+  }
+  let payload: unknown;
+  try {
+    payload = JSON.parse(typeof body === 'string' ? body : hmac.text(body));
+  } catch (error) {
+    throw invalidJson(error);
+  }
+  return { eventId, timestamp, payload, secretIndex };
+}
+
+/** The body as bytes or text, without copying; anything else (a parsed object) is refused with the framework fix. */
+export function toSignedBody(rawBody: unknown, maxBodyBytes: number): SignedBody {
+  let body: SignedBody;
+  if (typeof rawBody === 'string') {
+    // UTF-8 takes 1 to 3 bytes per UTF-16 unit: count exactly only when the bounds disagree.
+    if (rawBody.length > maxBodyBytes || (rawBody.length * 3 > maxBodyBytes && utf8Length(rawBody) > maxBodyBytes)) throw bodyTooLarge(maxBodyBytes);
+    return rawBody;
+  }
+  if (rawBody instanceof Uint8Array) body = rawBody;
+  else if (ArrayBuffer.isView(rawBody)) body = new Uint8Array(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
+  else if (rawBody instanceof ArrayBuffer || Object.prototype.toString.call(rawBody) === '[object ArrayBuffer]') body = new Uint8Array(rawBody as ArrayBuffer);
+  else throw bodyNotRaw(describe(rawBody));
+  if (body.byteLength > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
+  return body;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined || value === null) return `without its raw bytes (rawBody is ${String(value)})`;
+  return `already parsed (rawBody is ${Array.isArray(value) ? 'an array' : `a ${typeof value}`}, not a Buffer, Uint8Array, ArrayBuffer or string)`;
+}
+
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}

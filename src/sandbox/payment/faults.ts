@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto';
+import { compilePath, matchPath, type PathPattern } from '../shared/router.js';
+import type { ActiveFault, FaultInjector, FaultRule } from './types.js';
+
+interface StoredFault {
+  id: string;
+  rule: FaultRule;
+  method: string | undefined;
+  path: PathPattern | undefined;
+  remaining: number;
+  hits: number;
+}
+
+const RULE_KEYS = new Set(['route', 'times', 'rate', 'status', 'body', 'headers', 'latencyMs', 'hang', 'malformed']);
+
+/** Checks a rule and copies it; throws TypeError naming the first bad field. */
+export function validateFaultRule(input: unknown): FaultRule {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new TypeError('a fault rule must be an object');
+  const rule = input as Record<string, unknown>;
+  for (const key of Object.keys(rule)) if (!RULE_KEYS.has(key)) throw new TypeError(`unknown fault rule field: ${key}`);
+  const check = (ok: boolean, message: string) => {
+    if (!ok) throw new TypeError(message);
+  };
+  const { route, times, rate, status, body, headers, latencyMs, hang, malformed } = rule;
+  check(route === undefined || (typeof route === 'string' && route.trim() !== ''), 'route must be a non-empty string');
+  check(times === undefined || times === Infinity || (Number.isSafeInteger(times) && (times as number) > 0), 'times must be a positive integer or Infinity');
+  check(rate === undefined || (typeof rate === 'number' && rate >= 0 && rate <= 1), 'rate must be a number from 0 to 1');
+  check(status === undefined || (Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 599), 'status must be an HTTP status (100-599)');
+  check(body === undefined || typeof body === 'string', 'body must be a string');
+  check(
+    headers === undefined ||
+      (typeof headers === 'object' && headers !== null && !Array.isArray(headers) && Object.values(headers).every((v) => typeof v === 'string')),
+    'headers must be an object of strings',
+  );
+  check(latencyMs === undefined || (typeof latencyMs === 'number' && Number.isFinite(latencyMs) && latencyMs >= 0), 'latencyMs must be a non-negative number');
+  check(hang === undefined || typeof hang === 'boolean', 'hang must be a boolean');
+  check(malformed === undefined || typeof malformed === 'boolean', 'malformed must be a boolean');
+  const copy: FaultRule = { ...(rule as FaultRule) };
+  if (headers) copy.headers = { ...(headers as Record<string, string>) };
+  return copy;
+}
+
+function parseRoute(route: string | undefined): { method: string | undefined; path: PathPattern | undefined } {
+  if (route === undefined) return { method: undefined, path: undefined };
+  const parts = route.trim().split(/\s+/);
+  if (parts.length > 2) throw new TypeError(`route must be "METHOD /path" or "/path": ${route}`);
+  const [first, second] = parts as [string, string | undefined];
+  if (second === undefined) return first.startsWith('/') ? { method: undefined, path: compilePath(first) } : { method: first.toUpperCase(), path: undefined };
+  return { method: first === '*' ? undefined : first.toUpperCase(), path: compilePath(second) };
+}
+
+/** Fault rules, first match wins; `take` consumes one use of the matching rule. */
+export class FaultSet implements FaultInjector {
+  private faults: StoredFault[] = [];
+
+  constructor(private readonly random: () => number = Math.random) {}
+
+  inject(input: FaultRule): string {
+    const rule = validateFaultRule(input);
+    const { method, path } = parseRoute(rule.route);
+    const id = `flt_${randomBytes(6).toString('hex')}`;
+    this.faults.push({ id, rule, method, path, remaining: rule.times ?? 1, hits: 0 });
+    return id;
+  }
+
+  remove(id: string): boolean {
+    const before = this.faults.length;
+    this.faults = this.faults.filter((f) => f.id !== id);
+    return this.faults.length !== before;
+  }
+
+  clear(): void {
+    this.faults = [];
+  }
+
+  list(): ActiveFault[] {
+    return this.faults.map((f) => ({ id: f.id, rule: { ...f.rule }, remaining: f.remaining, hits: f.hits }));
+  }
+
+  /** The rule to apply to this request, if any (only `/api/…` paths are eligible). */
+  take(method: string, path: string): FaultRule | undefined {
+    if (!path.startsWith('/api/')) return undefined;
+    for (const fault of this.faults) {
+      if (fault.remaining <= 0) continue;
+      if (fault.method !== undefined && fault.method !== method) continue;
+      if (fault.path !== undefined && !matchPath(fault.path, path)) continue;
+      if ((fault.rule.rate ?? 1) <= this.random()) continue;
+      fault.remaining -= 1;
+      fault.hits += 1;
+      if (fault.remaining <= 0) this.faults = this.faults.filter((f) => f !== fault);
+      return fault.rule;
+    }
+    return undefined;
+  }
+}
+
+const DEFAULT_MALFORMED_BODY = '{"widget_token": "wt_';
+
+function guessContentType(body: string): string {
+  if (body.trimStart().startsWith('<')) return 'text/html; charset=utf-8';
+  try {
+    JSON.parse(body);
+    return 'application/json; charset=utf-8';
+  } catch {
+    return 'text/plain; charset=utf-8';
+  }
+}
+
+/** An injected answer for `rule`, or undefined when the rule only adds latency (then the request is served normally). */
+export function faultResponse(rule: FaultRule): { status: number; headers: Record<string, string>; body: string } | undefined {
+  const custom = rule.headers ?? {};
+  const hasType = Object.keys(custom).some((name) => name.toLowerCase() === 'content-type');
+  if (rule.malformed) {
+    return { status: rule.status ?? 200, headers: { ...(hasType ? {} : { 'content-type': 'application/json; charset=utf-8' }), ...custom }, body: rule.body ?? DEFAULT_MALFORMED_BODY };
+  }
+  if (rule.status === undefined && rule.body === undefined) return undefined;
+  const status = rule.status ?? 500;
+  const body = rule.body ?? JSON.stringify({ error: { code: 'injected_fault', message: `Fault injected by the sandbox (HTTP ${status}).` } });
+  return { status, headers: { ...(hasType ? {} : { 'content-type': guessContentType(body) }), ...custom }, body };
+}

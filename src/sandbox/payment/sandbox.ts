@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { inspect } from 'node:util';
+import { Router } from '../shared/router.js';
+import { SandboxServer } from '../shared/server.js';
+import { addApiRoutes } from './api.js';
+import { ShopperStore, TEST_CARDS, TEST_SHOPPER_EMAIL } from './cards.js';
+import type { SandboxContext } from './context.js';
+import { addControlRoutes } from './control.js';
+import { FaultSet, faultResponse } from './faults.js';
+import { PaymentStore } from './payments.js';
+import { TokenStore } from './tokens.js';
+import type { Sandbox, SandboxOptions } from './types.js';
+import { WebhookSender } from './webhooks.js';
+
+function nonNegative(name: string, value: number): number {
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) throw new TypeError(`${name} must be a non-negative number`);
+  return value;
+}
+
+/** Starts the fake payment service on 127.0.0.1. */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const now = options.now ?? Date.now;
+  const merchantId = options.merchantId ?? 'merchant_sandbox';
+  const apiKey = options.apiKey ?? `sk_test_${randomBytes(16).toString('hex')}`;
+  const webhookSecret = options.webhookSecret ?? `whsec_${randomBytes(24).toString('hex')}`;
+  const attempts = options.webhookRetry?.attempts ?? 5;
+  if (!Number.isSafeInteger(attempts) || attempts < 1) throw new TypeError('webhookRetry.attempts must be a positive integer');
+  const duplicates = options.duplicateWebhooks ?? 0;
+  if (!Number.isSafeInteger(duplicates) || duplicates < 0) throw new TypeError('duplicateWebhooks must be a non-negative integer');
+
+  const webhooks = new WebhookSender({
+    secret: webhookSecret,
+    now,
+    url: options.webhookUrl,
+    attempts,
+    baseDelayMs: nonNegative('webhookRetry.baseDelayMs', options.webhookRetry?.baseDelayMs ?? 100),
+    timeoutMs: nonNegative('webhookRetry.timeoutMs', options.webhookRetry?.timeoutMs ?? 5000),
+    duplicates,
+  });
+  const payments = new PaymentStore(now, (payment) => void webhooks.paymentEvent(payment), nonNegative('confirmDelayMs', options.confirmDelayMs ?? 0));
+  const faults = new FaultSet();
+  let baseUrl = '';
+  const context: SandboxContext = {
+    merchantId,
+    apiKey,
+    payByBankEligible: options.payByBankEligible ?? true,
+    now,
+    tokens: new TokenStore(now),
+    shoppers: new ShopperStore(now()),
+    payments,
+    webhooks,
+    faults,
+    baseUrl: () => baseUrl,
+  };
+
+  const router = new Router();
+  addApiRoutes(router, context);
+  addControlRoutes(router, context);
+  const server: SandboxServer = new SandboxServer(router, async (method, path, res) => {
+    const rule = faults.take(method, path);
+    if (!rule) return false;
+    if (rule.latencyMs) await server.wait(rule.latencyMs);
+    if (server.closed || rule.hang) return true; // a hanging request is dropped by close()
+    const injected = faultResponse(rule);
+    if (!injected) return false;
+    if (!res.headersSent && !res.destroyed) res.writeHead(injected.status, injected.headers).end(injected.body);
+    return true;
+  });
+  baseUrl = await server.listen(options.port ?? 0);
+
+  const sandbox: Sandbox = {
+    paymentUrl: baseUrl,
+    merchantId,
+    apiKey,
+    webhookSecret,
+    testCards: TEST_CARDS,
+    testShopper: Object.freeze({ email: TEST_SHOPPER_EMAIL, savedPaymentMethodIds: Object.freeze(context.shoppers.cards(TEST_SHOPPER_EMAIL).map((c) => c.id)) }),
+    setWebhookUrl: (url) => webhooks.setUrl(url),
+    faults,
+    payments: {
+      get: (id) => payments.snapshot(id),
+      list: () => payments.list(),
+      setStatus: (id, status) => payments.setStatus(id, status),
+      setConfirmDelay: (ms) => {
+        payments.confirmDelayMs = nonNegative('confirmDelayMs', ms);
+      },
+    },
+    webhooks: { delivered: webhooks.delivered, events: webhooks.events, idle: () => webhooks.idle() },
+    close: async () => {
+      payments.close();
+      webhooks.close();
+      await server.close();
+      await webhooks.idle();
+    },
+  };
+  // The API key and signing secret stay out of logs and JSON.
+  const visible = () => ({ paymentUrl: baseUrl, merchantId, apiKey: '[redacted]', webhookSecret: '[redacted]' });
+  Object.defineProperties(sandbox, {
+    toJSON: { value: visible, enumerable: false },
+    [inspect.custom]: { value: () => `Sandbox ${inspect(visible())}`, enumerable: false },
+  });
+  return sandbox;
+}

@@ -1,0 +1,161 @@
+/** Public types of the payment-service sandbox. */
+
+export type SandboxPaymentStatus = 'processing' | 'requires_action' | 'pending' | 'succeeded' | 'declined' | 'canceled';
+export type SandboxPaymentMethod = 'card' | 'saved_card' | 'pay_by_bank';
+
+export interface SandboxOptions {
+  /** Default 0 (an ephemeral port). The sandbox always binds 127.0.0.1. */
+  port?: number;
+  /** Default `merchant_sandbox`. */
+  merchantId?: string;
+  /** Default a random `sk_test_…`. */
+  apiKey?: string;
+  /** Default a random `whsec_…`. */
+  webhookSecret?: string;
+  /** Where signed webhooks are POSTed (http: only); can be set later with `setWebhookUrl`. */
+  webhookUrl?: string;
+  /** Clock in ms, used for token expiry, `created` fields and webhook timestamps. Timers still run in real time. */
+  now?: () => number;
+  /** Retries on non-2xx or network error, with delay `baseDelayMs * 2^(attempt-1)`. Defaults 5 attempts, 100 ms, 5000 ms per attempt. */
+  webhookRetry?: { attempts?: number; baseDelayMs?: number; timeoutMs?: number };
+  /** Send each webhook this many extra times, concurrently, with the same event id and body. Default 0. */
+  duplicateWebhooks?: number;
+  /**
+   * A card payment that will succeed stays `processing` for this long before it becomes `succeeded`
+   * (new card, saved card, 3DS pass). 0 (default) confirms at once; `Infinity` never confirms on its own.
+   */
+  confirmDelayMs?: number;
+  /** Whether lookup offers pay by bank and `/api/v1/checkout` accepts it. Default true. */
+  payByBankEligible?: boolean;
+}
+
+export interface SandboxPayment {
+  readonly id: string;
+  readonly status: SandboxPaymentStatus;
+  readonly method: SandboxPaymentMethod;
+  readonly amount: number;
+  readonly currency: string;
+  readonly orderId: string;
+  /** The bearer credential of the status endpoint for this payment. */
+  readonly paymentClientToken: string;
+  readonly cardLast4?: string;
+  readonly savedPaymentMethodId?: string;
+  /** Set when declined: `generic_decline`, `authentication_failed`, `bank_declined`, `unknown_test_card`. */
+  readonly declineCode?: string;
+  readonly returnUrl?: string;
+  /** now() in ms. */
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface WebhookEventData {
+  payment_id: string;
+  status: SandboxPaymentStatus;
+  order_id: string;
+  amount: number;
+  currency: string;
+}
+
+export interface WebhookEvent {
+  id: string;
+  type: 'payment.succeeded' | 'payment.failed' | 'payment.canceled';
+  /** Unix seconds. */
+  created: number;
+  data: WebhookEventData;
+}
+
+/** One delivery attempt of one copy of an event. */
+export interface WebhookDelivery {
+  eventId: string;
+  type: WebhookEvent['type'];
+  paymentId: string;
+  /** 0 for the original, 1…n for the copies `duplicateWebhooks` adds. */
+  copy: number;
+  /** 1-based attempt number of this copy. */
+  attempt: number;
+  url: string;
+  /** The receiver's HTTP status; null when there was no answer (network error, time-out). */
+  status: number | null;
+  ok: boolean;
+  error?: string;
+  /** The `X-Pay-Timestamp` sent (unix seconds as a string) and the `X-Pay-Signature`. */
+  timestamp: string;
+  signature: string;
+  body: string;
+}
+
+export interface FaultRule {
+  /**
+   * `'METHOD /path'`, `'/path'` (any method) or `'* /path'`; `:id`, `{id}` and `*` match one segment.
+   * Default: every `/api/…` route. Faults never apply to the `/sandbox/…` control routes.
+   */
+  route?: string;
+  /** How many matching requests the rule affects. Default 1; `Infinity` for always. */
+  times?: number;
+  /** Probability (0…1) that a matching request is affected. Default 1. */
+  rate?: number;
+  /** Answer with this status (default 500 when `body` is given). */
+  status?: number;
+  /** Raw response body; default a JSON error with code `injected_fault`. */
+  body?: string;
+  /** Headers of the injected answer (e.g. `Retry-After`). */
+  headers?: Record<string, string>;
+  /** Delay before answering. Alone, the request is then served normally. */
+  latencyMs?: number;
+  /** Never answer; the connection is dropped on close(). */
+  hang?: boolean;
+  /** Answer 200 with a body that is not JSON (under `Content-Type: application/json`). */
+  malformed?: boolean;
+}
+
+export interface ActiveFault {
+  id: string;
+  rule: FaultRule;
+  /** Matching requests it will still affect (Infinity for always). */
+  remaining: number;
+  /** Requests it has affected so far. */
+  hits: number;
+}
+
+export interface FaultInjector {
+  /** Adds a rule (checked in order, first match wins) and returns its id. Throws TypeError on an invalid rule. */
+  inject(rule: FaultRule): string;
+  remove(id: string): boolean;
+  clear(): void;
+  list(): ActiveFault[];
+}
+
+export interface SandboxPayments {
+  get(id: string): SandboxPayment | undefined;
+  list(): SandboxPayment[];
+  /** Forces a status; for succeeded, declined and canceled it also sends the webhook (every time). Throws on an unknown id. */
+  setStatus(id: string, status: SandboxPaymentStatus): void;
+  /** Changes `confirmDelayMs` for payments created from now on. */
+  setConfirmDelay(ms: number): void;
+}
+
+export interface SandboxWebhooks {
+  /** Every attempt, in the order they finished. */
+  readonly delivered: WebhookDelivery[];
+  /** Every event generated, whether or not a webhook URL was set. */
+  readonly events: WebhookEvent[];
+  /** Resolves when no delivery or retry is pending (does not wait for delayed confirmations). */
+  idle(): Promise<void>;
+}
+
+export interface Sandbox {
+  /** `http://127.0.0.1:<port>` */
+  readonly paymentUrl: string;
+  readonly merchantId: string;
+  readonly apiKey: string;
+  readonly webhookSecret: string;
+  readonly testCards: { readonly succeeds: string; readonly requires3ds: string; readonly declines: string };
+  /** The seeded shopper with two saved cards. */
+  readonly testShopper: { readonly email: string; readonly savedPaymentMethodIds: readonly string[] };
+  setWebhookUrl(url: string | undefined): void;
+  readonly faults: FaultInjector;
+  readonly payments: SandboxPayments;
+  readonly webhooks: SandboxWebhooks;
+  /** Closes the server and every connection (hanging ones too) and cancels pending timers and webhook retries. */
+  close(): Promise<void>;
+}

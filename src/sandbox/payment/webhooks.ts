@@ -1,0 +1,151 @@
+import { request, type ClientRequest } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { computeSignature } from '../../core/webhooks/signature.js';
+import type { SandboxPayment, WebhookDelivery, WebhookEvent } from './types.js';
+
+export interface WebhookSenderOptions {
+  secret: string;
+  now: () => number;
+  url?: string;
+  attempts: number;
+  baseDelayMs: number;
+  timeoutMs: number;
+  duplicates: number;
+}
+
+const EVENT_TYPES: Partial<Record<SandboxPayment['status'], WebhookEvent['type']>> = {
+  succeeded: 'payment.succeeded',
+  declined: 'payment.failed',
+  canceled: 'payment.canceled',
+};
+
+/** Signs and POSTs webhooks, retrying with exponential backoff, and records every attempt. */
+export class WebhookSender {
+  readonly delivered: WebhookDelivery[] = [];
+  readonly events: WebhookEvent[] = [];
+  private url: URL | undefined;
+  private closed = false;
+  private readonly pending = new Set<Promise<void>>();
+  private readonly sleeps = new Map<NodeJS.Timeout, () => void>();
+  private readonly requests = new Set<ClientRequest>();
+
+  constructor(private readonly options: WebhookSenderOptions) {
+    this.setUrl(options.url);
+  }
+
+  setUrl(url: string | undefined): void {
+    if (url === undefined) {
+      this.url = undefined;
+      return;
+    }
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:') throw new TypeError(`webhook URL must be http: (got ${parsed.protocol})`);
+    this.url = parsed;
+  }
+
+  /** Builds the event for a payment that reached a terminal status and delivers it if a URL is set. */
+  paymentEvent(payment: SandboxPayment): WebhookEvent | undefined {
+    const type = EVENT_TYPES[payment.status];
+    if (!type || this.closed) return undefined;
+    const event: WebhookEvent = {
+      id: `evt_${randomBytes(12).toString('hex')}`,
+      type,
+      created: Math.floor(this.options.now() / 1000),
+      data: { payment_id: payment.id, status: payment.status, order_id: payment.orderId, amount: payment.amount, currency: payment.currency },
+    };
+    this.events.push(event);
+    const url = this.url;
+    if (url) {
+      const body = JSON.stringify(event);
+      for (let copy = 0; copy <= this.options.duplicates; copy++) this.track(this.deliver(event, body, copy, url));
+    }
+    return event;
+  }
+
+  async idle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const [timer, wake] of this.sleeps) {
+      clearTimeout(timer);
+      wake();
+    }
+    this.sleeps.clear();
+    for (const req of this.requests) req.destroy(new Error('sandbox closed'));
+  }
+
+  private track(promise: Promise<void>): void {
+    this.pending.add(promise);
+    void promise.finally(() => this.pending.delete(promise));
+  }
+
+  private async deliver(event: WebhookEvent, body: string, copy: number, url: URL): Promise<void> {
+    const { attempts, baseDelayMs } = this.options;
+    for (let attempt = 1; attempt <= attempts && !this.closed; attempt++) {
+      const timestamp = String(Math.floor(this.options.now() / 1000));
+      const signature = computeSignature(this.options.secret, timestamp, body);
+      const outcome = await this.post(url, body, {
+        'content-type': 'application/json',
+        'x-pay-signature': signature,
+        'x-pay-timestamp': timestamp,
+        'x-pay-event-id': event.id,
+      });
+      const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+      this.delivered.push({
+        eventId: event.id,
+        type: event.type,
+        paymentId: event.data.payment_id,
+        copy,
+        attempt,
+        url: url.href,
+        status: outcome.status,
+        ok,
+        ...(outcome.error === undefined ? {} : { error: outcome.error }),
+        timestamp,
+        signature,
+        body,
+      });
+      if (ok) return;
+      if (attempt < attempts) await this.sleep(baseDelayMs * 2 ** (attempt - 1));
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.sleeps.delete(timer);
+        resolve();
+      }, ms);
+      this.sleeps.set(timer, resolve);
+    });
+  }
+
+  private post(url: URL, body: string, headers: Record<string, string>): Promise<{ status: number | null; error?: string }> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const done = (result: { status: number | null; error?: string }) => {
+        if (settled) return;
+        settled = true;
+        this.requests.delete(req);
+        resolve(result);
+      };
+      const req = request(url, {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'paywidget-sandbox-webhooks/1' },
+        agent: false,
+        timeout: this.options.timeoutMs,
+      });
+      this.requests.add(req);
+      req.on('response', (res) => {
+        res.resume();
+        done({ status: res.statusCode ?? null });
+      });
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${this.options.timeoutMs} ms`)));
+      req.on('error', (err) => done({ status: null, error: err.message }));
+      req.end(body);
+    });
+  }
+}

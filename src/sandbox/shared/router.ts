@@ -1,0 +1,72 @@
+import type { Reply, RequestContext } from './http.js';
+
+export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
+
+/** Path segments of a pattern; `:name`, `{name}` and `*` match any one non-empty segment. */
+export type PathPattern = readonly string[];
+
+export function compilePath(pattern: string): PathPattern {
+  if (!pattern.startsWith('/')) throw new TypeError(`path pattern must start with "/": ${pattern}`);
+  return pattern.split('/').slice(1);
+}
+
+function paramName(segment: string): string | undefined {
+  if (segment === '*') return '*';
+  if (segment.startsWith(':')) return segment.slice(1);
+  if (segment.startsWith('{') && segment.endsWith('}')) return segment.slice(1, -1);
+  return undefined;
+}
+
+/** The parameters of `path` when it matches `pattern`, otherwise undefined. */
+export function matchPath(pattern: PathPattern, path: string): Record<string, string> | undefined {
+  const segments = path.split('/').slice(1);
+  if (segments.length !== pattern.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const expected = pattern[i]!;
+    const actual = segments[i]!;
+    const name = paramName(expected);
+    if (name === undefined) {
+      if (expected !== actual) return undefined;
+    } else {
+      if (actual === '') return undefined;
+      try {
+        params[name] = decodeURIComponent(actual);
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return params;
+}
+
+interface Route {
+  method: string;
+  pattern: PathPattern;
+  handler: Handler;
+}
+
+export type RouteMatch =
+  | { kind: 'found'; handler: Handler; params: Record<string, string> }
+  | { kind: 'method_not_allowed'; allow: string[] }
+  | { kind: 'not_found' };
+
+export class Router {
+  private readonly routes: Route[] = [];
+
+  add(method: string, pattern: string, handler: Handler): this {
+    this.routes.push({ method: method.toUpperCase(), pattern: compilePath(pattern), handler });
+    return this;
+  }
+
+  match(method: string, path: string): RouteMatch {
+    const allow: string[] = [];
+    for (const route of this.routes) {
+      const params = matchPath(route.pattern, path);
+      if (!params) continue;
+      if (route.method === method) return { kind: 'found', handler: route.handler, params };
+      allow.push(route.method);
+    }
+    return allow.length > 0 ? { kind: 'method_not_allowed', allow } : { kind: 'not_found' };
+  }
+}

@@ -1,0 +1,102 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApiError, errorBody, readBody, type Reply } from './http.js';
+import type { Router } from './router.js';
+
+/** What a fault hook may do with a request before routing: nothing, or answer it itself (true). */
+export type BeforeRoute = (method: string, path: string, res: ServerResponse) => Promise<boolean>;
+
+export function writeReply(res: ServerResponse, reply: Reply): void {
+  if (res.headersSent || res.destroyed) return;
+  const headers: Record<string, string> = { 'cache-control': 'no-store', ...reply.headers };
+  let body: string | undefined;
+  if (reply.html !== undefined) {
+    headers['content-type'] = 'text/html; charset=utf-8';
+    body = reply.html;
+  } else if (reply.json !== undefined) {
+    headers['content-type'] = 'application/json; charset=utf-8';
+    body = JSON.stringify(reply.json);
+  }
+  res.writeHead(reply.status, headers).end(body);
+}
+
+export function errorReply(status: number, code: string, message: string, headers?: Record<string, string>): Reply {
+  return { status, json: errorBody(code, message), ...(headers ? { headers } : {}) };
+}
+
+/** A `node:http` server on 127.0.0.1 that routes JSON requests and can be closed without waiting on anyone. */
+export class SandboxServer {
+  private readonly server: Server;
+  private readonly timers = new Map<NodeJS.Timeout, () => void>();
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly router: Router,
+    private readonly beforeRoute?: BeforeRoute,
+  ) {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    // Longer than the idle time of common clients (undici: 4 s), so the server is not the side that drops a reused socket.
+    this.server.keepAliveTimeout = 10_000;
+    this.server.headersTimeout = 15_000;
+  }
+
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  async listen(port: number): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    const { port: bound } = this.server.address() as AddressInfo;
+    return `http://127.0.0.1:${bound}`;
+  }
+
+  /** Waits `ms` unless the server closes first. */
+  wait(ms: number): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        resolve();
+      }, ms);
+      this.timers.set(timer, resolve);
+    });
+  }
+
+  close(): Promise<void> {
+    this.closing ??= new Promise<void>((resolve) => {
+      for (const [timer, wake] of this.timers) {
+        clearTimeout(timer);
+        wake();
+      }
+      this.timers.clear();
+      this.server.close(() => resolve());
+      // Drops idle keep-alive sockets and requests that were told to hang.
+      this.server.closeAllConnections();
+    });
+    return this.closing;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = (req.method ?? 'GET').toUpperCase();
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    try {
+      const rawBody = await readBody(req);
+      if (this.beforeRoute && (await this.beforeRoute(method, url.pathname, res))) return;
+      const match = this.router.match(method, url.pathname);
+      if (match.kind === 'not_found') throw new ApiError(404, 'not_found', `No route for ${method} ${url.pathname}.`);
+      if (match.kind === 'method_not_allowed') {
+        throw new ApiError(405, 'method_not_allowed', `${method} is not allowed on ${url.pathname}.`, { allow: match.allow.join(', ') });
+      }
+      writeReply(res, await match.handler({ req, method, path: url.pathname, url, params: match.params, rawBody }));
+    } catch (err) {
+      if (err instanceof ApiError) writeReply(res, errorReply(err.status, err.code, err.message, err.headers));
+      else writeReply(res, errorReply(500, 'internal_error', `Sandbox error: ${err instanceof Error ? err.message : String(err)}`));
+    }
+  }
+}

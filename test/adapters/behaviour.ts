@@ -1,0 +1,197 @@
+/**
+ * One behavioural suite for every framework adapter. Each adapter test starts the real framework
+ * over real HTTP (or hands real Fetch Requests to the Next App Router handlers) and runs this.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createPay, type Pay } from 'paywidget-server';
+import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
+import { signWebhook } from 'paywidget-server/testing';
+
+export interface SentRequest {
+  method: string;
+  /** Relative to the mount point, e.g. '/webhooks'. */
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+}
+
+export interface Received {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+/** A running app with the library mounted; `send` reaches it, `close` stops it. */
+export interface MountedApp {
+  send(request: SentRequest): Promise<Received>;
+  /** Where the sandbox can POST webhooks, when the app listens on a port. */
+  webhookUrl?: string;
+  close(): Promise<void>;
+}
+
+export interface AdapterCase {
+  name: string;
+  /** Mounts the library in the framework, with nothing in front of it. */
+  mount(pay: Pay): Promise<MountedApp>;
+  /** Mounts it behind a JSON body parser, and says whether webhooks still work there. */
+  mountBehindParser?: { mount(pay: Pay): Promise<MountedApp>; webhooksWork: boolean; fixNamed: RegExp };
+  /** Whether the app listens on a port the sandbox can send webhooks to. */
+  listens: boolean;
+  /** What an unknown path answers: the framework's own fall-through, never the library. */
+  fallthrough: { status: number; text?: RegExp };
+}
+
+export async function fetchSender(baseUrl: string): Promise<MountedApp['send']> {
+  return async ({ method, path, headers, body }) => {
+    const response = await fetch(baseUrl + path, { method, headers, body: body as BodyInit | undefined });
+    return { status: response.status, headers: response.headers, text: await response.text() };
+  };
+}
+
+export function describeAdapter(adapter: AdapterCase): void {
+  describe(`${adapter.name} adapter`, () => {
+    let sandbox: Sandbox;
+    let app: MountedApp;
+    const handled: string[] = [];
+    const responses: string[] = [];
+    let pay: Pay;
+
+    const send = async (request: SentRequest) => {
+      const received = await app.send(request);
+      responses.push(received.text, JSON.stringify([...received.headers]));
+      return received;
+    };
+    const webhook = (payload: unknown, eventId?: string) => {
+      const signed = signWebhook({ payload, secret: sandbox.webhookSecret, eventId });
+      return { method: 'POST', path: '/webhooks', headers: signed.headers, body: signed.body, eventId: signed.headers['x-pay-event-id'] };
+    };
+
+    beforeAll(async () => {
+      sandbox = await startSandbox();
+      pay = createPay({
+        env: {},
+        payment: { apiUrl: sandbox.paymentUrl, merchantId: sandbox.merchantId, apiKey: sandbox.apiKey, webhookSecret: sandbox.webhookSecret },
+        resolveCheckout: ({ body }) => ({ amount: 4200, currency: 'EUR', orderId: String((body as { orderId?: string }).orderId ?? 'order-1') }),
+        http: { maxRetries: 0 },
+        maxBodyBytes: 64 * 1024,
+      });
+      pay.webhooks.onAny(({ id }) => {
+        handled.push(id);
+      });
+      app = await adapter.mount(pay);
+    });
+    afterAll(async () => {
+      await app?.close();
+      await sandbox?.close();
+    });
+    afterEach(() => sandbox.faults.clear());
+
+    it('mints a widget token the payment service accepts', async () => {
+      const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{"orderId":"order-9"}' });
+      expect(response.status).toBe(200);
+      const { widget_token } = JSON.parse(response.text) as { widget_token: string };
+      const lookup = await fetch(`${sandbox.paymentUrl}/api/v1/checkout/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token }) });
+      expect(await lookup.json()).toMatchObject({ order: { order_id: 'order-9', amount: 4200, currency: 'EUR' } });
+    });
+
+    it('passes an upstream refusal through unchanged', async () => {
+      const body = '{"error":{"code":"merchant_suspended","message":"contact support"}}';
+      sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 403, headers: { 'content-type': 'application/vnd.pay+json' }, body });
+      const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(response.status).toBe(403);
+      expect(response.headers.get('content-type')).toBe('application/vnd.pay+json');
+      expect(response.text).toBe(body);
+    });
+
+    it('verifies a genuine webhook and runs the handler once', async () => {
+      const delivery = webhook({ type: 'payment.succeeded', data: { payment_id: 'pay_1' } });
+      const response = await send(delivery);
+      expect(response.status).toBe(200);
+      expect(JSON.parse(response.text)).toEqual({ received: true });
+      expect(handled.filter((id) => id === delivery.eventId)).toHaveLength(1);
+    });
+
+    it('answers a duplicate without running the handler again', async () => {
+      const delivery = webhook({ type: 'payment.succeeded', data: { payment_id: 'pay_2' } });
+      expect((await send(delivery)).status).toBe(200);
+      const again = await send(delivery);
+      expect(again.status).toBe(200);
+      expect(JSON.parse(again.text)).toEqual({ received: true, duplicate: true });
+      expect(handled.filter((id) => id === delivery.eventId)).toHaveLength(1);
+    });
+
+    it('refuses a forged webhook with its code and runs nothing', async () => {
+      const delivery = webhook({ type: 'payment.succeeded', data: { payment_id: 'pay_3' } });
+      const forged = { ...delivery, body: String(delivery.body).replace('pay_3', 'pay_4') };
+      const response = await send(forged);
+      expect(response.status).toBe(400);
+      expect(JSON.parse(response.text).error.code).toBe('WEBHOOK_SIGNATURE_MISMATCH');
+      expect(handled).not.toContain(delivery.eventId);
+    });
+
+    it('answers 413 for a body over the limit', async () => {
+      const delivery = webhook({ type: 'payment.succeeded', padding: 'x'.repeat(70 * 1024) });
+      const response = await send(delivery);
+      expect(response.status).toBe(413);
+      expect(JSON.parse(response.text).error.code).toBe('BODY_TOO_LARGE');
+      expect(handled).not.toContain(delivery.eventId);
+    });
+
+    it('leaves an unknown path to the framework', async () => {
+      const response = await send({ method: 'GET', path: '/not-ours' });
+      expect(response.status).toBe(adapter.fallthrough.status);
+      if (adapter.fallthrough.text) expect(response.text).toMatch(adapter.fallthrough.text);
+    });
+
+    if (adapter.mountBehindParser) {
+      const behind = adapter.mountBehindParser;
+      it(behind.webhooksWork ? 'still verifies webhooks behind a JSON body parser' : 'behind a JSON body parser, names the fix', async () => {
+        const parsedApp = await behind.mount(pay);
+        try {
+          const delivery = webhook({ type: 'payment.succeeded', data: { payment_id: 'pay_5' } });
+          const response = await parsedApp.send(delivery);
+          responses.push(response.text);
+          if (behind.webhooksWork) {
+            expect(response.status).toBe(200);
+            expect(handled).toContain(delivery.eventId);
+          } else {
+            expect(response.status).toBe(400);
+            const { error } = JSON.parse(response.text) as { error: { code: string; message: string } };
+            expect(error.code).toBe('WEBHOOK_BODY_NOT_RAW');
+            expect(error.message).toMatch(behind.fixNamed);
+            expect(handled).not.toContain(delivery.eventId);
+          }
+          // The JSON routes work with the parsed body either way.
+          const minted = await parsedApp.send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{"orderId":"order-parsed"}' });
+          expect(minted.status).toBe(200);
+        } finally {
+          await parsedApp.close();
+        }
+      });
+    }
+
+    // App Router handlers are driven with Request objects and no port; `next start` covers them over HTTP.
+    if (adapter.listens) it('receives the sandbox’s own signed webhooks end to end', async () => {
+      sandbox.setWebhookUrl(app.webhookUrl);
+      const token = await pay.mintWidgetToken({ amount: 1500, currency: 'EUR', orderId: 'order-e2e' });
+      const checkout = await fetch(`${sandbox.paymentUrl}/api/v1/mobile/checkout`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ widget_token: token.widgetToken, card: { number: sandbox.testCards.succeeds, exp_month: 12, exp_year: 2040, cvc: '123' } }),
+      });
+      const { payment_id } = (await checkout.json()) as { payment_id: string };
+      await sandbox.webhooks.idle();
+      const deliveries = sandbox.webhooks.delivered.filter((d) => d.paymentId === payment_id);
+      expect(deliveries.length).toBeGreaterThan(0);
+      expect(deliveries.every((d) => d.ok)).toBe(true);
+      expect(handled).toContain(deliveries[0]?.eventId);
+    });
+
+    it('never shows a secret in any response', () => {
+      expect(responses.length).toBeGreaterThan(5);
+      for (const text of responses) {
+        expect(text).not.toContain(sandbox.apiKey);
+        expect(text).not.toContain(sandbox.webhookSecret);
+      }
+    });
+  });
+}

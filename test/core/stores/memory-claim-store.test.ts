@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryClaimStore } from 'paywidget-server';
+import { claimStoreContract } from './claim-store-contract.js';
+
+function withClock(start = 1_700_000_000_000) {
+  let now = start;
+  return {
+    store: new MemoryClaimStore({ now: () => now }),
+    advance: async (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+claimStoreContract('MemoryClaimStore', () => withClock());
+claimStoreContract('MemoryClaimStore with a clock starting at 0', () => withClock(0));
+
+describe('MemoryClaimStore', () => {
+  it('is bounded: beyond maxEntries the least recently used keys go', async () => {
+    const store = new MemoryClaimStore({ maxEntries: 3 });
+    for (const key of ['a', 'b', 'c', 'd']) await store.claim(key, 60_000);
+    expect(store.size).toBe(3);
+    expect((await store.claim('a', 60_000)).state).toBe('claimed');
+    expect(await store.claim('d', 60_000)).toEqual({ state: 'in_progress' });
+  });
+
+  it('counts only live keys', async () => {
+    let now = 1_000;
+    const store = new MemoryClaimStore({ now: () => now });
+    await store.claim('a', 100);
+    await store.claim('b', 1_000);
+    expect(store.size).toBe(2);
+    now += 500;
+    expect(store.size).toBe(1);
+  });
+
+  it('uses Date.now without a clock', async () => {
+    const store = new MemoryClaimStore();
+    const claim = await store.claim('k', 60_000);
+    expect(claim.state).toBe('claimed');
+    expect(claim.state === 'claimed' && (await store.complete('k', claim.token, 60_000))).toBe(true);
+    expect(await store.claim('k', 60_000)).toEqual({ state: 'done' });
+  });
+});

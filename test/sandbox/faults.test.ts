@@ -1,0 +1,161 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { request } from 'node:http';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { call, merchantHeaders, mint, ORDER } from './helpers.js';
+
+let sb: Sandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+const initUrl = (s: Sandbox) => `${s.paymentUrl}/api/v1/checkout/init`;
+const mintCall = (s: Sandbox) => call(initUrl(s), { body: ORDER, headers: merchantHeaders(s) });
+
+describe('sandbox: fault injection', () => {
+  it('a 500 once, then normal service', async () => {
+    sb = await startSandbox();
+    sb.faults.inject({ route: 'POST /api/v1/checkout/init', status: 500 });
+    const failed = await mintCall(sb);
+    expect([failed.status, failed.json.error.code]).toEqual([500, 'injected_fault']);
+    expect((await mintCall(sb)).status).toBe(201);
+    expect(sb.faults.list()).toEqual([]);
+  });
+
+  it('a 429 with Retry-After, twice, only on the matching route', async () => {
+    sb = await startSandbox();
+    const id = sb.faults.inject({ route: '/api/v1/checkout/init', times: 2, status: 429, headers: { 'Retry-After': '1' } });
+    expect(sb.faults.list()).toEqual([{ id, rule: expect.objectContaining({ status: 429 }), remaining: 2, hits: 0 }]);
+    const token = await mint(sb).catch(() => undefined);
+    expect(token).toBeUndefined();
+    const lookup = await call(`${sb.paymentUrl}/api/v1/checkout/lookup`, { body: {} });
+    expect(lookup.status).toBe(401); // other routes unaffected
+    const limited = await mintCall(sb);
+    expect([limited.status, limited.headers.get('retry-after')]).toEqual([429, '1']);
+    expect((await mintCall(sb)).status).toBe(201);
+  });
+
+  it('route patterns match path parameters and methods', async () => {
+    sb = await startSandbox();
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', times: Infinity, status: 502 });
+    expect((await call(`${sb.paymentUrl}/api/v1/payments/pay_a/status`)).status).toBe(502);
+    expect((await call(`${sb.paymentUrl}/api/v1/payments/pay_b/status`)).status).toBe(502);
+    expect((await mintCall(sb)).status).toBe(201);
+    expect(sb.faults.list()[0]).toMatchObject({ remaining: Infinity, hits: 2 });
+    expect(() => sb!.faults.inject({ status: 99 })).toThrow(TypeError);
+    expect(() => sb!.faults.inject({ route: 'GET  x y' })).toThrow(TypeError);
+  });
+
+  it('rate 0 never fires; a rule without a route hits any API route', async () => {
+    sb = await startSandbox();
+    sb.faults.inject({ rate: 0, times: Infinity, status: 500 });
+    expect((await mintCall(sb)).status).toBe(201);
+    sb.faults.clear();
+    sb.faults.inject({ status: 503 });
+    expect((await call(`${sb.paymentUrl}/api/v1/checkout/lookup`, { body: {} })).status).toBe(503);
+  });
+
+  it('an HTML 503 body gets a text/html content type', async () => {
+    sb = await startSandbox();
+    sb.faults.inject({ status: 503, body: '<html><body><h1>503 Service Unavailable</h1></body></html>' });
+    const res = await mintCall(sb);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.text).toContain('<h1>503');
+  });
+
+  it('malformed: 200 with a body that is not JSON', async () => {
+    sb = await startSandbox();
+    sb.faults.inject({ malformed: true });
+    const res = await mintCall(sb);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(() => JSON.parse(res.text)).toThrow(SyntaxError);
+  });
+
+  it('latency alone delays a normal answer', async () => {
+    sb = await startSandbox();
+    sb.faults.inject({ latencyMs: 200 });
+    const started = Date.now();
+    const res = await mintCall(sb);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(res.status).toBe(201);
+  });
+
+  it('hang: the request never gets an answer (the client times out)', async () => {
+    sb = await startSandbox();
+    sb.faults.inject({ hang: true });
+    const attempt = fetch(initUrl(sb), { method: 'POST', headers: merchantHeaders(sb), signal: AbortSignal.timeout(300) });
+    await expect(attempt).rejects.toThrow(/aborted|timeout/i);
+    expect((await mintCall(sb)).status).toBe(201);
+  });
+
+  it('close() with a hanging request ends it and does not hang', async () => {
+    sb = await startSandbox();
+    sb.faults.inject({ hang: true, times: Infinity });
+    sb.faults.inject({ latencyMs: 60_000 }); // never reached while the hang rule matches first
+    const port = new URL(sb.paymentUrl).port;
+    const ended = new Promise<string>((resolve) => {
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/api/v1/checkout/init' }, () => resolve('answered'));
+      req.on('error', (err) => resolve(`error: ${err.message}`));
+      req.end();
+    });
+    const keptAlive = await fetch(`${sb.paymentUrl}/sandbox/faults`); // an idle keep-alive socket too
+    expect(keptAlive.status).toBe(200);
+    await keptAlive.text();
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    await sb.close();
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await ended).toMatch(/^error: /);
+    sb = undefined;
+  });
+
+  it('close() during injected latency does not wait for it', async () => {
+    sb = await startSandbox();
+    sb.faults.inject({ latencyMs: 60_000 });
+    const pending = fetch(initUrl(sb), { method: 'POST', headers: merchantHeaders(sb) }).then(
+      (r) => r.status,
+      () => 'failed',
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    await sb.close();
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await pending).toBe('failed');
+    sb = undefined;
+  });
+});
+
+describe('sandbox: fault control over HTTP', () => {
+  it('POST /sandbox/faults adds a rule, GET lists it, DELETE clears', async () => {
+    sb = await startSandbox();
+    const added = await call(`${sb.paymentUrl}/sandbox/faults`, { body: { route: 'POST /api/v1/checkout/init', status: 500, times: null } });
+    expect(added.status).toBe(201);
+    expect(added.json.id).toMatch(/^flt_/);
+    expect((await mintCall(sb)).status).toBe(500);
+    expect((await mintCall(sb)).status).toBe(500);
+    const listed = await call(`${sb.paymentUrl}/sandbox/faults`);
+    expect(listed.json.faults).toEqual([expect.objectContaining({ id: added.json.id, remaining: null, hits: 2 })]);
+    expect((await call(`${sb.paymentUrl}/sandbox/faults`, { method: 'DELETE' })).status).toBe(204);
+    expect((await mintCall(sb)).status).toBe(201);
+  });
+
+  it('refuses an invalid rule with 422, and unknown ids with 404', async () => {
+    sb = await startSandbox();
+    const bad = await call(`${sb.paymentUrl}/sandbox/faults`, { body: { status: 'five hundred' } });
+    expect([bad.status, bad.json.error.code, bad.json.error.message]).toEqual([422, 'invalid_request', expect.stringContaining('status')]);
+    const unknownField = await call(`${sb.paymentUrl}/sandbox/faults`, { body: { statsu: 500 } });
+    expect(unknownField.status).toBe(422);
+    const missing = await call(`${sb.paymentUrl}/sandbox/faults/flt_nope`, { method: 'DELETE' });
+    expect([missing.status, missing.json.error.code]).toEqual([404, 'fault_not_found']);
+  });
+
+  it('faults never apply to the /sandbox control routes', async () => {
+    sb = await startSandbox();
+    sb.faults.inject({ times: Infinity, status: 500 });
+    expect((await call(`${sb.paymentUrl}/sandbox/faults`)).status).toBe(200);
+    expect((await call(`${sb.paymentUrl}/sandbox/faults`, { method: 'DELETE' })).status).toBe(204);
+    expect((await mintCall(sb)).status).toBe(201);
+  });
+});
