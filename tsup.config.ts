@@ -8,6 +8,8 @@ export default defineConfig({
     'koa/index': 'src/adapters/koa/index.ts',
     'sandbox/index': 'src/sandbox/index.ts',
     'testing/index': 'src/testing/index.ts',
+    // The `paywidget` command; its `#!/usr/bin/env node` line is kept by esbuild and makes tsup mark it executable.
+    'cli/index': 'src/cli/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

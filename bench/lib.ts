@@ -46,3 +46,6 @@ export function printTable(title: string, figures: Figure[]): void {
 function format(value: number): string {
   return value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2);
 }
+
+/** The signing secret every webhook benchmark signs and verifies with. */
+export const BENCH_SECRET = 'whsec_bench_0123456789abcdef0123456789';

@@ -2,6 +2,7 @@ export { createPay, type Pay, type PayOptions } from './core/pay.js';
 export { PayError, UpstreamError, ERROR_STATUS, type PayErrorCode } from './core/errors.js';
 export { toMinorUnits, fromMinorUnits, isKnownCurrency, currencyExponent } from './core/money/index.js';
 export { WidgetToken } from './core/payments/widget-token.js';
+export { widgetScriptTag, WIDGET_SCRIPT_PATH, type WidgetScriptTagOptions } from './core/widget-script-tag.js';
 export type { MintInput } from './core/payments/mint.js';
 export type { HookRequest, ResolveCheckout, Authorize } from './core/routes/widget-token.js';
 export type { PayRequest, PayResponse, HeaderInput, Logger } from './core/types.js';
@@ -12,3 +13,19 @@ export type {
   WebhookEvent, WebhookHandler, WebhookErrorHandler, WebhookFailure, WebhookOptions,
 } from './core/webhooks/index.js';
 export { MemoryClaimStore, type MemoryClaimStoreOptions, type ClaimStore, type ClaimResult, type StoreOptions } from './core/stores/index.js';
+export { CommerceError, checkoutFromOrder, type MagentoErrorBody } from './core/commerce/index.js';
+export type {
+  Orders, OrderFilter, OrderSearch, OrderIterateOptions, OrderSyncOptions, OrderSyncProgress, OrderSyncSummary,
+  CommerceOrder, CommerceOrderItem, CommerceAddress, CommercePayment, CommerceStatusHistory, CommerceSearchCriteria, CommerceSearchResult,
+} from './core/commerce/index.js';
+export { MemoryCheckpointStore, MemoryAdminTokenStore, type CheckpointStore, type AdminTokenStore, type MemoryAdminTokenStoreOptions } from './core/stores/index.js';
+export { DEFAULT_TERMINAL_STATUSES, defaultExtractPayment } from './core/payments/index.js';
+export type {
+  Payments, PaymentsOptions, StatusAuth, PaymentOutcome, PaymentStatus, StatusOptions, ReconcileOptions, ReconcileOutcome, ReconcileResult,
+  ReconcilePendingOptions, SweepChange, SweepReport, OrderFinding, OrderFindingKind, OrderReconciliationReport, ReconcileOrdersOptions,
+  ExtractPayment, PaymentObservation,
+} from './core/payments/index.js';
+export {
+  MemoryLedgerStore, applyObservation, OUTCOME_RANK, type MemoryLedgerStoreOptions, type LedgerStore, type LedgerEntry, type LedgerObservation,
+  type LedgerOutcome, type LedgerQuery, type LedgerRecordResult, type LedgerSource,
+} from './core/stores/index.js';

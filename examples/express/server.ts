@@ -23,4 +23,5 @@ pay.webhooks.onError(({ error, event }) => console.error(`webhook ${event.id} fa
 const port = Number(process.env.PORT ?? 3001);
 createApp(pay).listen(port, '127.0.0.1', () => {
   console.log(`Merchant backend on http://127.0.0.1:${port}: POST /pay/widget-token, POST /pay/webhooks`);
+  console.log(`Checkout page: http://127.0.0.1:${port}/checkout?orderId=1001`);
 });

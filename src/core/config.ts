@@ -11,6 +11,8 @@ const ENV_NAMES: Record<string, string> = {
   'commerce.url': 'COMMERCE_URL',
   'commerce.username': 'COMMERCE_USERNAME',
   'commerce.password': 'COMMERCE_PASSWORD',
+  'commerce.scope': 'COMMERCE_SCOPE',
+  'commerce.readMethod': 'COMMERCE_READ_METHOD',
 };
 
 export interface PaymentOptions {
@@ -59,11 +61,14 @@ const text = z.string(required('a non-empty string')).trim().min(1, 'must not be
 const url = z.url({ protocol: /^https?$/, ...required('an http(s) URL such as https://pay.example.com') });
 const positiveMs = z.number().int().positive();
 
+// Each payment option is checked when given, but may be missing at createPay: Next.js evaluates route
+// modules during `next build`, where secrets are usually absent. The feature that needs a missing
+// option throws CONFIG_MISSING naming it (requirePayment, requireWebhookSecrets).
 const paymentSchema = z.object({
-  apiUrl: url,
-  merchantId: text,
-  apiKey: text,
-  webhookSecret: z.union([text, z.array(text).min(1)], required('a string or an array of strings')),
+  apiUrl: url.optional(),
+  merchantId: text.optional(),
+  apiKey: text.optional(),
+  webhookSecret: z.union([text, z.array(text).min(1)], required('a string or an array of strings')).optional(),
 });
 
 const commerceSchema = z.object({
@@ -90,7 +95,6 @@ export interface PaymentConfig {
   apiUrl: string;
   merchantId: string;
   apiKey: Secret;
-  webhookSecrets: Secret[];
 }
 
 export interface CommerceConfig {
@@ -103,7 +107,12 @@ export interface CommerceConfig {
 }
 
 export interface ResolvedConfig {
-  payment: PaymentConfig;
+  /** Undefined while apiUrl, merchantId or apiKey is missing; requirePayment() names what is. */
+  payment: PaymentConfig | undefined;
+  /** Empty while no signing secret is set; requireWebhookSecrets() says so. */
+  webhookSecrets: Secret[];
+  /** Options that are not set, e.g. 'payment.apiKey'. */
+  missing: string[];
   /** Absent when neither options nor environment name a commerce platform. */
   commerce: CommerceConfig | undefined;
   http: HttpPolicy;
@@ -122,17 +131,31 @@ export function resolveConfig(options: ConfigOptions = {}): ResolvedConfig {
   });
 
   const { commerce } = resolveCommerceConfig(options);
-  const secrets = Array.isArray(payment.webhookSecret) ? payment.webhookSecret : [payment.webhookSecret];
+  const missing = (['apiUrl', 'merchantId', 'apiKey', 'webhookSecret'] as const).filter((k) => payment[k] === undefined).map((k) => `payment.${k}`);
+  const { apiUrl, merchantId, apiKey, webhookSecret } = payment;
   return {
-    payment: {
-      apiUrl: payment.apiUrl.replace(/\/+$/, ''),
-      merchantId: payment.merchantId,
-      apiKey: new Secret(payment.apiKey),
-      webhookSecrets: secrets.map((s) => new Secret(s)),
-    },
+    payment: apiUrl && merchantId && apiKey ? { apiUrl: apiUrl.replace(/\/+$/, ''), merchantId, apiKey: new Secret(apiKey) } : undefined,
+    webhookSecrets: (webhookSecret === undefined ? [] : [webhookSecret].flat()).map((s) => new Secret(s)),
+    missing,
     commerce,
     http: parse('http', httpSchema, options.http ?? {}),
   };
+}
+
+/** The payment-service credentials, or CONFIG_MISSING naming each missing option and its variable. */
+export function requirePayment(config: ResolvedConfig): PaymentConfig {
+  if (config.payment) return config.payment;
+  throw missingOptions(config.missing.filter((o) => o !== 'payment.webhookSecret'), 'to call the payment service');
+}
+
+export function requireWebhookSecrets(config: ResolvedConfig): Secret[] {
+  if (config.webhookSecrets.length > 0) return config.webhookSecrets;
+  throw missingOptions(['payment.webhookSecret'], 'to verify webhooks');
+}
+
+function missingOptions(options: string[], purpose: string): PayError {
+  const named = options.map((o) => `${o} (environment variable ${ENV_NAMES[o]})`).join(', ');
+  return new PayError('CONFIG_MISSING', `paywidget-server needs ${named} ${purpose}. Pass it to createPay() or set the environment variable.`, { details: { options } });
 }
 
 /**
@@ -147,6 +170,8 @@ export function resolveCommerceConfig(options: ConfigOptions = {}): { commerce: 
     url: options.commerce?.url ?? fromEnv('COMMERCE_URL'),
     username: options.commerce?.username ?? fromEnv('COMMERCE_USERNAME'),
     password: options.commerce?.password ?? fromEnv('COMMERCE_PASSWORD'),
+    scope: options.commerce?.scope ?? fromEnv('COMMERCE_SCOPE'),
+    readMethod: options.commerce?.readMethod ?? fromEnv('COMMERCE_READ_METHOD'),
   };
   // The commerce platform is optional: only the order features need it, and only once one part of it is named.
   const named = input.url !== undefined || input.username !== undefined || input.password !== undefined;

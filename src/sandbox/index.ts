@@ -1,6 +1,7 @@
 /**
  * `paywidget-server/sandbox`: an embedded fake of the payment service (test cards, 3DS, pay by bank,
- * signed webhooks with retries and duplicates, fault injection) on 127.0.0.1, for demos and tests.
+ * signed webhooks with retries and duplicates, fault injection) and of the commerce platform (Magento 2
+ * REST: admin token, generated orders, search criteria, old-platform quirks) on 127.0.0.1, for demos and tests.
  * The endpoints and error codes are listed in src/sandbox/README.md.
  */
 export { startSandbox } from './payment/sandbox.js';
@@ -14,9 +15,11 @@ export type {
   SandboxPayment,
   SandboxPaymentMethod,
   SandboxPaymentStatus,
+  NewSandboxPayment,
   SandboxPayments,
   SandboxWebhooks,
   WebhookDelivery,
   WebhookEvent,
   WebhookEventData,
 } from './payment/types.js';
+export type { CommerceSandboxOptions, SandboxCommerce, SandboxCommerceStats, SandboxOrder } from './commerce/types.js';

@@ -29,7 +29,7 @@ export function widgetTokenRoute(deps: WidgetTokenRouteDeps): Route {
       const hookRequest: HookRequest = { ...request, body: readJsonBody(request) };
       await runAuthorize(deps.authorize, hookRequest);
       if (!deps.resolveCheckout) {
-        throw new PayError('CHECKOUT_UNRESOLVED', 'POST /widget-token needs to know what the shopper owes: pass createPay({ resolveCheckout: (request) => ({ amount, currency, orderId }) }), reading the amount from your own records, never from the browser.');
+        throw new PayError('CHECKOUT_UNRESOLVED', 'POST /widget-token needs to know what the shopper owes: pass createPay({ resolveCheckout: (request) => ({ amount, currency, orderId }) }), reading the amount from your own records, never from the browser; or configure the commerce platform (COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD) and send { order_id }.');
       }
       const checkout = await deps.resolveCheckout(hookRequest);
       const token = await deps.mint(checkout);

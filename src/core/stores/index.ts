@@ -1,11 +1,14 @@
 import type { AdminTokenStore } from './admin-token-store.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { ClaimStore } from './claim-store.js';
+import type { LedgerStore } from './ledger-store.js';
 
 export type { ClaimStore, ClaimResult } from './claim-store.js';
 export { MemoryClaimStore, type MemoryClaimStoreOptions } from './memory-claim-store.js';
 export { MemoryCheckpointStore, type CheckpointStore } from './checkpoint-store.js';
 export { MemoryAdminTokenStore, type AdminTokenStore, type MemoryAdminTokenStoreOptions } from './admin-token-store.js';
+export { OUTCOME_RANK, applyObservation, type LedgerStore, type LedgerEntry, type LedgerObservation, type LedgerOutcome, type LedgerQuery, type LedgerRecordResult, type LedgerSource } from './ledger-store.js';
+export { MemoryLedgerStore, type MemoryLedgerStoreOptions } from './memory-ledger-store.js';
 
 /** Where state shared between requests lives; in memory by default. */
 export interface StoreOptions {
@@ -15,4 +18,6 @@ export interface StoreOptions {
   checkpoints?: CheckpointStore;
   /** The commerce platform's admin token, shared by the instances that use the same store. */
   adminTokens?: AdminTokenStore;
+  /** The payment ledger (outcomes from polls and webhooks); share it across instances so a sweep or the CLI sees every payment. */
+  ledger?: LedgerStore;
 }

@@ -35,8 +35,12 @@ export interface Dispatcher {
   dispatch(delivery: Omit<WebhookEvent, 'type'>): Promise<void>;
 }
 
-/** The on / onAny / onError registry. Each registration returns a function that removes it. */
-export function createDispatcher(logger: Logger, eventType: (payload: unknown) => string | undefined): Dispatcher {
+/**
+ * The on / onAny / onError registry. Each registration returns a function that removes it.
+ * `internal` handlers (the library's own, e.g. the payment ledger) run first, one after another, for
+ * every event; the merchant's run only once they succeeded, so they see what the library recorded.
+ */
+export function createDispatcher(logger: Logger, eventType: (payload: unknown) => string | undefined, internal: readonly WebhookHandler[] = []): Dispatcher {
   const byType = new Map<string, WebhookHandler[]>();
   const any: WebhookHandler[] = [];
   const errorHandlers: WebhookErrorHandler[] = [];
@@ -75,7 +79,8 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
         errors = [asError(extractorFailure)];
       }
       const event: WebhookEvent = Object.freeze({ id, type, payload, timestamp });
-      errors ??= await runHandlers(type === undefined ? [...any] : [...(byType.get(type) ?? []), ...any], event, logger);
+      errors ??= await runInternal(internal, event);
+      if (errors.length === 0) errors = await runHandlers(type === undefined ? [...any] : [...(byType.get(type) ?? []), ...any], event, logger);
       if (errors.length === 0) return;
       for (const error of errors) {
         for (const handler of [...errorHandlers]) {
@@ -89,6 +94,17 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
       throw new WebhookHandlerError(event, errors);
     },
   };
+}
+
+async function runInternal(handlers: readonly WebhookHandler[], event: WebhookEvent): Promise<Error[]> {
+  for (const handler of handlers) {
+    try {
+      await handler(event);
+    } catch (error) {
+      return [asError(error)];
+    }
+  }
+  return [];
 }
 
 async function runHandlers(handlers: WebhookHandler[], event: WebhookEvent, logger: Logger): Promise<Error[]> {

@@ -33,7 +33,8 @@ export interface WebhooksWithRoute extends Webhooks {
 }
 
 export interface WebhooksDeps {
-  secrets: readonly Secret[];
+  /** Read at the first verification, so a missing secret fails there, naming its variable. */
+  secrets: () => readonly Secret[];
   options: WebhookOptions | undefined;
   store: ClaimStore;
   logger: Logger;
@@ -41,17 +42,23 @@ export interface WebhooksDeps {
   now: () => number;
   /** The HMAC implementation; chosen for the runtime by default (node:crypto, else WebCrypto). Tests force WebCrypto here. */
   hmac?: HmacFactory;
+  /** The library's own handlers (the payment ledger), run inside the claim before the merchant's. */
+  internalHandlers?: readonly WebhookHandler[];
 }
 
 export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
   const policy = resolveWebhookOptions(deps.options);
-  const verifyPolicy = { toleranceSeconds: policy.toleranceSeconds, maxBodyBytes: policy.maxBodyBytes, now: deps.now, secretCount: deps.secrets.length };
-  const dispatcher = createDispatcher(deps.logger, policy.eventType);
+  const verifyPolicy = { toleranceSeconds: policy.toleranceSeconds, maxBodyBytes: policy.maxBodyBytes, now: deps.now, secretCount: 0 };
+  const dispatcher = createDispatcher(deps.logger, policy.eventType, deps.internalHandlers);
 
   // Built on first use: no key material is prepared for an app that never receives a webhook.
   const source: HmacFactory | Promise<HmacFactory> = deps.hmac ?? selectHmac();
   let hmac: Hmac | undefined;
-  const build = (factory: HmacFactory) => (hmac = factory(deps.secrets.map((s) => s.reveal())));
+  const build = (factory: HmacFactory) => {
+    const secrets = deps.secrets();
+    verifyPolicy.secretCount = secrets.length;
+    return (hmac = factory(secrets.map((s) => s.reveal())));
+  };
   let pending: Promise<Hmac> | undefined;
   const load = (): Hmac | Promise<Hmac> => hmac ?? (typeof source === 'function' ? build(source) : (pending ??= source.then(build)));
 

@@ -2,8 +2,8 @@ import { ApiError, escapeHtml, header, invalid, jsonBody, type Reply, type Reque
 import type { Router } from '../shared/router.js';
 import type { SandboxContext } from './context.js';
 import { validateFaultRule } from './faults.js';
-import { PAYMENT_STATUSES, type PaymentRecord } from './payments.js';
-import type { SandboxPaymentStatus } from './types.js';
+import { PAYMENT_STATUSES, type PaymentRecord, type PaymentStore } from './payments.js';
+import type { NewSandboxPayment, SandboxPaymentStatus } from './types.js';
 
 function isForm(ctx: RequestContext): boolean {
   return (header(ctx, 'content-type') ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
@@ -59,6 +59,31 @@ function forceStatus(sb: SandboxContext, ctx: RequestContext): Reply {
   return paymentReply(ctx, payment);
 }
 
+/** Checks a `NewSandboxPayment` and creates it; TypeError naming the field otherwise. */
+export function createTestPayment(payments: PaymentStore, input: NewSandboxPayment): PaymentRecord {
+  const { amount, currency, orderId } = input ?? ({} as NewSandboxPayment);
+  const method = input?.method ?? 'card';
+  if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0) throw new TypeError('amount must be a positive integer in minor currency units');
+  if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) throw new TypeError('currency must be a 3-letter upper-case currency code');
+  if (typeof orderId !== 'string' || orderId.trim() === '') throw new TypeError('orderId must be a non-empty string');
+  if (!['card', 'saved_card', 'pay_by_bank'].includes(method)) throw new TypeError("method must be 'card', 'saved_card' or 'pay_by_bank'");
+  const status = input.status ?? (method === 'pay_by_bank' ? 'pending' : 'processing');
+  if (!PAYMENT_STATUSES.includes(status)) throw new TypeError(`status must be one of ${PAYMENT_STATUSES.join(', ')}`);
+  return payments.create({ method, amount, currency, orderId, status, ...(status === 'declined' ? { declineCode: 'generic_decline' } : {}) });
+}
+
+function createPayment(sb: SandboxContext, ctx: RequestContext): Reply {
+  const body = jsonBody(ctx);
+  let payment: PaymentRecord;
+  try {
+    payment = createTestPayment(sb.payments, { amount: body.amount, currency: body.currency, orderId: body.order_id, status: body.status, method: body.method } as NewSandboxPayment);
+  } catch (err) {
+    if (err instanceof TypeError) throw new ApiError(422, 'invalid_request', `${err.message}.`);
+    throw err;
+  }
+  return { status: 201, json: { payment_id: payment.id, status: payment.status, payment_client_token: payment.paymentClientToken } };
+}
+
 function addFault(sb: SandboxContext, ctx: RequestContext): Reply {
   const body = jsonBody(ctx);
   // JSON has no Infinity: `times: null` or `"Infinity"` mean always.
@@ -86,6 +111,7 @@ export function addControlRoutes(router: Router, sb: SandboxContext): void {
   router
     .add('GET', '/sandbox/payments/:id/3ds', (ctx) => challengePage(sb, ctx))
     .add('POST', '/sandbox/payments/:id/3ds', (ctx) => challenge(sb, ctx))
+    .add('POST', '/sandbox/payments', (ctx) => createPayment(sb, ctx))
     .add('POST', '/sandbox/payments/:id/status', (ctx) => forceStatus(sb, ctx))
     .add('GET', '/sandbox/bank/:id', (ctx) => bankPage(sb, ctx))
     .add('POST', '/sandbox/bank/:id/approve', (ctx) => bankDecision(sb, ctx, true))

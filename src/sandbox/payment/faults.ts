@@ -53,7 +53,11 @@ function parseRoute(route: string | undefined): { method: string | undefined; pa
 export class FaultSet implements FaultInjector {
   private faults: StoredFault[] = [];
 
-  constructor(private readonly random: () => number = Math.random) {}
+  constructor(
+    private readonly random: () => number = Math.random,
+    /** Only paths under this prefix are eligible (`/api/` for the payment service, `/rest/` for the commerce platform). */
+    private readonly prefix = '/api/',
+  ) {}
 
   inject(input: FaultRule): string {
     const rule = validateFaultRule(input);
@@ -77,9 +81,9 @@ export class FaultSet implements FaultInjector {
     return this.faults.map((f) => ({ id: f.id, rule: { ...f.rule }, remaining: f.remaining, hits: f.hits }));
   }
 
-  /** The rule to apply to this request, if any (only `/api/…` paths are eligible). */
+  /** The rule to apply to this request, if any (only paths under the prefix are eligible). */
   take(method: string, path: string): FaultRule | undefined {
-    if (!path.startsWith('/api/')) return undefined;
+    if (!path.startsWith(this.prefix)) return undefined;
     for (const fault of this.faults) {
       if (fault.remaining <= 0) continue;
       if (fault.method !== undefined && fault.method !== method) continue;

@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
+import { startCommerce } from '../commerce/sandbox.js';
 import { Router } from '../shared/router.js';
 import { SandboxServer } from '../shared/server.js';
+import { startWidgetHost, WIDGET_INTEGRITY } from '../widget/server.js';
 import { addApiRoutes } from './api.js';
 import { ShopperStore, TEST_CARDS, TEST_SHOPPER_EMAIL } from './cards.js';
 import type { SandboxContext } from './context.js';
-import { addControlRoutes } from './control.js';
+import { addControlRoutes, createTestPayment } from './control.js';
+import { applyCors } from './cors.js';
 import { FaultSet, faultResponse } from './faults.js';
 import { PaymentStore } from './payments.js';
 import { TokenStore } from './tokens.js';
@@ -56,7 +59,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const router = new Router();
   addApiRoutes(router, context);
   addControlRoutes(router, context);
+  let widgetOrigin = '';
   const server: SandboxServer = new SandboxServer(router, async (method, path, res) => {
+    if (applyCors(widgetOrigin, method, path, res)) return true; // the widget frame's preflight
     const rule = faults.take(method, path);
     if (!rule) return false;
     if (rule.latencyMs) await server.wait(rule.latencyMs);
@@ -67,6 +72,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return true;
   });
   baseUrl = await server.listen(options.port ?? 0);
+  const commerce = await startCommerce(options.commerce ?? {}, now).catch(async (error: unknown) => {
+    await server.close();
+    throw error;
+  });
+  const widget = await startWidgetHost(baseUrl, options.widgetPort ?? 0).catch(async (error: unknown) => {
+    await Promise.all([server.close(), commerce.close()]);
+    throw error;
+  });
+  widgetOrigin = widget.url;
 
   const sandbox: Sandbox = {
     paymentUrl: baseUrl,
@@ -84,17 +98,24 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       setConfirmDelay: (ms) => {
         payments.confirmDelayMs = nonNegative('confirmDelayMs', ms);
       },
+      create: (input) => payments.snapshot(createTestPayment(payments, input).id)!,
     },
     webhooks: { delivered: webhooks.delivered, events: webhooks.events, idle: () => webhooks.idle() },
+    commerceUrl: commerce.url,
+    commerceUsername: commerce.username,
+    commercePassword: commerce.password,
+    commerce: commerce.control,
+    widgetUrl: widget.url,
+    widgetIntegrity: WIDGET_INTEGRITY,
     close: async () => {
       payments.close();
       webhooks.close();
-      await server.close();
+      await Promise.all([server.close(), commerce.close(), widget.close()]);
       await webhooks.idle();
     },
   };
-  // The API key and signing secret stay out of logs and JSON.
-  const visible = () => ({ paymentUrl: baseUrl, merchantId, apiKey: '[redacted]', webhookSecret: '[redacted]' });
+  // The API key, signing secret and admin password stay out of logs and JSON.
+  const visible = () => ({ paymentUrl: baseUrl, merchantId, apiKey: '[redacted]', webhookSecret: '[redacted]', commerceUrl: commerce.url, commerceUsername: commerce.username, commercePassword: '[redacted]', widgetUrl: widget.url });
   Object.defineProperties(sandbox, {
     toJSON: { value: visible, enumerable: false },
     [inspect.custom]: { value: () => `Sandbox ${inspect(visible())}`, enumerable: false },

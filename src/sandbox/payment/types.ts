@@ -1,4 +1,5 @@
 /** Public types of the payment-service sandbox. */
+import type { CommerceSandboxOptions, SandboxCommerce } from '../commerce/types.js';
 
 export type SandboxPaymentStatus = 'processing' | 'requires_action' | 'pending' | 'succeeded' | 'declined' | 'canceled';
 export type SandboxPaymentMethod = 'card' | 'saved_card' | 'pay_by_bank';
@@ -6,6 +7,8 @@ export type SandboxPaymentMethod = 'card' | 'saved_card' | 'pay_by_bank';
 export interface SandboxOptions {
   /** Default 0 (an ephemeral port). The sandbox always binds 127.0.0.1. */
   port?: number;
+  /** Port of the widget host (`widgetUrl`), another origin than the API. Default 0 (ephemeral). */
+  widgetPort?: number;
   /** Default `merchant_sandbox`. */
   merchantId?: string;
   /** Default a random `sk_test_…`. */
@@ -27,6 +30,8 @@ export interface SandboxOptions {
   confirmDelayMs?: number;
   /** Whether lookup offers pay by bank and `/api/v1/checkout` accepts it. Default true. */
   payByBankEligible?: boolean;
+  /** The commerce platform started beside the payment service (generated orders, admin login, quirks). */
+  commerce?: CommerceSandboxOptions;
 }
 
 export interface SandboxPayment {
@@ -132,6 +137,24 @@ export interface SandboxPayments {
   setStatus(id: string, status: SandboxPaymentStatus): void;
   /** Changes `confirmDelayMs` for payments created from now on. */
   setConfirmDelay(ms: number): void;
+  /**
+   * Creates a payment directly, without a widget token or checkout (tests that need a payment the
+   * merchant's records disagree with). A terminal status sends its webhook. Throws TypeError on bad input.
+   */
+  create(input: NewSandboxPayment): SandboxPayment;
+}
+
+/** `sb.payments.create()` and `POST /sandbox/payments`. */
+export interface NewSandboxPayment {
+  /** Positive integer, minor units. */
+  amount: number;
+  /** 3-letter upper-case code. */
+  currency: string;
+  orderId: string;
+  /** Default `processing` (`pending` for pay by bank, which `/sandbox/bank/{id}/approve` can then decide). */
+  status?: SandboxPaymentStatus;
+  /** Default `card`. */
+  method?: SandboxPaymentMethod;
 }
 
 export interface SandboxWebhooks {
@@ -156,6 +179,20 @@ export interface Sandbox {
   readonly faults: FaultInjector;
   readonly payments: SandboxPayments;
   readonly webhooks: SandboxWebhooks;
+  /** The commerce platform (Magento 2 REST), `http://127.0.0.1:<port>`, on its own port. */
+  readonly commerceUrl: string;
+  /** Its admin login (for COMMERCE_USERNAME / COMMERCE_PASSWORD). */
+  readonly commerceUsername: string;
+  readonly commercePassword: string;
+  /** Orders, tokens, quirks and faults of the commerce platform. */
+  readonly commerce: SandboxCommerce;
+  /**
+   * The widget host, `http://127.0.0.1:<port>` (not the API's port): serves `/widget/v1/paywidget.js`
+   * (`PayWidget.mount`), the frame it mounts, and `/widget/v1/integrity.json`.
+   */
+  readonly widgetUrl: string;
+  /** The published integrity of `/widget/v1/paywidget.js`: `sha384-<base64>` of the bytes served. */
+  readonly widgetIntegrity: string;
   /** Closes the server and every connection (hanging ones too) and cancels pending timers and webhook retries. */
   close(): Promise<void>;
 }

@@ -33,6 +33,8 @@ export class SandboxServer {
   constructor(
     private readonly router: Router,
     private readonly beforeRoute?: BeforeRoute,
+    /** How errors are answered; the payment service's `{"error":{code,message}}` by default. */
+    private readonly formatError: (status: number, code: string, message: string, headers?: Record<string, string>) => Reply = errorReply,
   ) {
     this.server = createServer((req, res) => void this.handle(req, res));
     // Longer than the idle time of common clients (undici: 4 s), so the server is not the side that drops a reused socket.
@@ -95,8 +97,8 @@ export class SandboxServer {
       }
       writeReply(res, await match.handler({ req, method, path: url.pathname, url, params: match.params, rawBody }));
     } catch (err) {
-      if (err instanceof ApiError) writeReply(res, errorReply(err.status, err.code, err.message, err.headers));
-      else writeReply(res, errorReply(500, 'internal_error', `Sandbox error: ${err instanceof Error ? err.message : String(err)}`));
+      if (err instanceof ApiError) writeReply(res, this.formatError(err.status, err.code, err.message, err.headers));
+      else writeReply(res, this.formatError(500, 'internal_error', `Sandbox error: ${err instanceof Error ? err.message : String(err)}`));
     }
   }
 }

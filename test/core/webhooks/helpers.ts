@@ -89,7 +89,7 @@ export const webCryptoFactory = selectHmac({ crypto: globalThis.crypto }) as Hma
 /** createWebhooks on the test clock, with the runtime's HMAC (undefined) or a forced one. */
 export function webhooksWith(hmac: HmacFactory | undefined, secrets: readonly string[] = [SECRET], extra: Partial<WebhooksDeps> = {}) {
   return createWebhooks({
-    secrets: secrets.map((s) => new Secret(s)),
+    secrets: () => secrets.map((s) => new Secret(s)),
     options: undefined,
     store: new MemoryClaimStore({ maxEntries: 1_000 }),
     logger: captureLogger(),

@@ -1,0 +1,199 @@
+/**
+ * Order sync: `pay.orders.sync()` against a naive sequential page loop (same page size, plain fetch +
+ * JSON.parse, no prefetch, no validation), syncing 100,000 sandbox orders with a few milliseconds of
+ * latency added to every page, then 20,000 orders with a latency closer to a real platform's page; and
+ * the peak memory of the sync at 10,000 and 100,000 orders.
+ *
+ * The sandbox runs in a child process (so its CPU is not the client's), and each memory figure comes
+ * from a fresh child process that does nothing but the sync. Children run this file compiled to plain
+ * JavaScript (esbuild, which tsup and tsx already bring), so the tsx loader's ~35 MB is not counted.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { availableParallelism, loadavg } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createOrders } from '../src/core/commerce/index.js';
+import { resolveCommerceConfig } from '../src/core/config.js';
+import { startSandbox } from '../src/sandbox/index.js';
+import { printTable } from './lib.js';
+
+const ORDERS = 100_000;
+const PAGE_SIZE = 100;
+const LATENCY_MS = 5;
+const ROLE = 'PAYWIDGET_BENCH_ORDER_SYNC_ROLE';
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+interface Platform {
+  url: string;
+  username: string;
+  password: string;
+}
+
+let compiled: Promise<string> | undefined;
+
+/** This file bundled to node_modules/.cache (bare imports still resolve from node_modules). */
+function compiledSelf(): Promise<string> {
+  compiled ??= (async () => {
+    const { build } = await import('esbuild');
+    const outfile = fileURLToPath(new URL('../node_modules/.cache/paywidget-bench/order-sync.mjs', import.meta.url));
+    await build({ entryPoints: [fileURLToPath(import.meta.url)], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'silent' });
+    return outfile;
+  })();
+  return compiled;
+}
+
+/** A child process: the sandbox (role 'sandbox') or one measured sync (role 'sync'). */
+async function child(role: string, env: Record<string, string>): Promise<ChildProcess> {
+  return spawn(process.execPath, [await compiledSelf()], {
+    env: { ...process.env, ...env, [ROLE]: role },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+}
+
+async function firstLine(proc: ChildProcess): Promise<string> {
+  const lines = createInterface({ input: proc.stdout! });
+  for await (const line of lines) return line;
+  throw new Error('the benchmark child process ended without an answer');
+}
+
+async function startPlatform(orders: number, latencyMs: number): Promise<{ platform: Platform; stop: () => void }> {
+  const proc = await child('sandbox', { ORDERS: String(orders), LATENCY_MS: String(latencyMs) });
+  const platform = JSON.parse(await firstLine(proc)) as Platform;
+  return { platform, stop: () => proc.stdin!.end() };
+}
+
+/** What a merchant might write first: one page after another. */
+async function naiveSync(p: Platform): Promise<number> {
+  const tokenResponse = await fetch(`${p.url}/rest/default/V1/integration/admin/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: p.username, password: p.password }),
+  });
+  const token = (await tokenResponse.json()) as string;
+  let count = 0;
+  for (let page = 1; ; page++) {
+    const query = `searchCriteria[sortOrders][0][field]=entity_id&searchCriteria[sortOrders][0][direction]=ASC&searchCriteria[pageSize]=${PAGE_SIZE}&searchCriteria[currentPage]=${page}`;
+    const response = await fetch(`${p.url}/rest/default/V1/orders?${query}`, { headers: { authorization: `Bearer ${token}` } });
+    const result = JSON.parse(await response.text()) as { items: unknown[]; total_count: number };
+    count += result.items.length;
+    if (result.items.length < PAGE_SIZE || page * PAGE_SIZE >= result.total_count) return count;
+  }
+}
+
+function orders(p: Platform) {
+  const { commerce, http } = resolveCommerceConfig({ commerce: { url: p.url, username: p.username, password: p.password }, env: {} });
+  return createOrders(commerce!, { http, logger: silent });
+}
+
+async function librarySync(p: Platform, checkpoint: string): Promise<number> {
+  const summary = await orders(p).sync({ checkpoint, pageSize: PAGE_SIZE, onOrder: () => {} });
+  return summary.delivered;
+}
+
+/** A few thousand orders through both code paths first, so neither is measured cold. */
+async function warmUp(p: Platform): Promise<void> {
+  let n = 0;
+  for await (const _order of orders(p).iterate({ pageSize: PAGE_SIZE })) if (++n >= 3_000) break;
+}
+
+async function timed(fn: () => Promise<number>, expected: number): Promise<number> {
+  const start = performance.now();
+  const count = await fn();
+  const seconds = (performance.now() - start) / 1000;
+  if (count !== expected) throw new Error(`synced ${count} orders, expected ${expected}`);
+  return expected / seconds;
+}
+
+interface Memory {
+  rss: number;
+  heap: number;
+  buffers: number;
+  before: number;
+}
+
+/** Peak RSS, heap and ArrayBuffers (MB) of a fresh process syncing `count` orders, and its RSS before. */
+async function peakMemory(count: number): Promise<Memory> {
+  const { platform, stop } = await startPlatform(count, 0);
+  try {
+    const proc = await child('sync', { PLATFORM: JSON.stringify(platform), EXPECTED: String(count) });
+    return JSON.parse(await firstLine(proc)) as Memory;
+  } finally {
+    stop();
+  }
+}
+
+/** Orders per second of the naive loop and of the library, on one sandbox with `latencyMs` per page. */
+async function compare(count: number, latencyMs: number): Promise<{ naive: number; library: number }> {
+  const { platform, stop } = await startPlatform(count, latencyMs);
+  try {
+    await warmUp(platform);
+    const naive = await timed(() => naiveSync(platform), count);
+    const library = await timed(() => librarySync(platform, `measured-${latencyMs}`), count);
+    return { naive, library };
+  } finally {
+    stop();
+  }
+}
+
+const load = () => loadavg()[0]!.toFixed(1);
+
+export async function benchOrderSync(): Promise<void> {
+  const loadBefore = load();
+  const required = await compare(ORDERS, LATENCY_MS);
+  const slow = await compare(20_000, 25);
+  const small = await peakMemory(10_000);
+  const large = await peakMemory(100_000);
+  const context = `load average ${loadBefore} → ${load()} on ${availableParallelism()} cores`;
+  printTable(`Order sync, page size ${PAGE_SIZE} (${context})`, [
+    { name: `naive loop, ${ORDERS / 1000}k orders, +${LATENCY_MS} ms/page`, unit: 'orders/s', value: required.naive },
+    { name: `pay.orders.sync, ${ORDERS / 1000}k orders, +${LATENCY_MS} ms/page`, unit: 'orders/s', value: required.library, reference: `naive loop, ${ORDERS / 1000}k orders, +${LATENCY_MS} ms/page`, target: '≥ 3×' },
+    { name: 'naive loop, 20k orders, +25 ms/page', unit: 'orders/s', value: slow.naive },
+    { name: 'pay.orders.sync, 20k orders, +25 ms/page', unit: 'orders/s', value: slow.library, reference: 'naive loop, 20k orders, +25 ms/page' },
+  ]);
+  printTable('Order sync, peak memory of a process that only syncs (compiled, no tsx)', [
+    { name: 'RSS before the sync', unit: 'MB', value: small.before },
+    { name: 'peak RSS, 10,000 orders', unit: 'MB', value: small.rss },
+    { name: 'peak RSS, 100,000 orders', unit: 'MB', value: large.rss, reference: 'peak RSS, 10,000 orders', target: 'flat, < 150 MB' },
+    { name: 'peak heap used, 10,000 orders', unit: 'MB', value: small.heap },
+    { name: 'peak heap used, 100,000 orders', unit: 'MB', value: large.heap, reference: 'peak heap used, 10,000 orders', target: 'flat' },
+    { name: 'peak ArrayBuffers, 100,000 orders', unit: 'MB', value: large.buffers },
+  ]);
+}
+
+async function runSandboxChild(): Promise<void> {
+  const sb = await startSandbox({ commerce: { orders: Number(process.env.ORDERS) } });
+  const latencyMs = Number(process.env.LATENCY_MS);
+  if (latencyMs > 0) sb.commerce.faults.inject({ route: '/rest/default/V1/orders', latencyMs, times: Infinity });
+  process.stdout.write(`${JSON.stringify({ url: sb.commerceUrl, username: sb.commerceUsername, password: sb.commercePassword })}\n`);
+  process.stdin.resume();
+  process.stdin.on('end', () => void sb.close().then(() => process.exit(0)));
+}
+
+async function runSyncChild(): Promise<void> {
+  const platform = JSON.parse(process.env.PLATFORM!) as Platform;
+  let rss = 0;
+  let heap = 0;
+  let buffers = 0;
+  const sample = () => {
+    const m = process.memoryUsage();
+    rss = Math.max(rss, m.rss);
+    heap = Math.max(heap, m.heapUsed);
+    buffers = Math.max(buffers, m.arrayBuffers);
+  };
+  const before = process.memoryUsage().rss;
+  const timer = setInterval(sample, 20);
+  const prefetch = Number(process.env.PREFETCH) || undefined;
+  const delivered = await orders(platform).sync({ checkpoint: 'memory', pageSize: PAGE_SIZE, prefetch, onOrder: () => {}, onProgress: sample }).then((s) => s.delivered);
+  clearInterval(timer);
+  sample();
+  if (delivered !== Number(process.env.EXPECTED)) throw new Error(`synced ${delivered} orders, expected ${process.env.EXPECTED}`);
+  const mb = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
+  process.stdout.write(`${JSON.stringify({ rss: mb(rss), heap: mb(heap), buffers: mb(buffers), before: mb(before) })}\n`);
+}
+
+const role = process.env[ROLE];
+if (role && process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await (role === 'sandbox' ? runSandboxChild() : runSyncChild());
+} else if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await benchOrderSync();
+}

@@ -1,0 +1,77 @@
+/**
+ * One webhook receiver per process, for the throughput benchmark: the library through an adapter,
+ * or a hand-written handler doing the same work in the same framework (raw body, HMAC,
+ * constant-time compare, dedupe in a Set, JSON parse). Prints its port on stdout.
+ *   tsx bench/servers/webhook-server.ts express-library|express-hand|koa-library|koa-hand
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
+import express from 'express';
+import Koa from 'koa';
+import getRawBody from 'raw-body';
+import { createPay } from 'paywidget-server';
+import { payMiddleware } from 'paywidget-server/express';
+import { payRouter } from 'paywidget-server/koa';
+
+import { BENCH_SECRET } from '../lib.js';
+const variant = process.argv[2] ?? '';
+
+/** The hand-written reference: what a careful developer writes without a library. */
+function handWritten(rawBody: Buffer, headers: Record<string, string | string[] | undefined>, seen: Set<string>): { status: number; body: string } {
+  const signature = String(headers['x-pay-signature'] ?? '');
+  const timestamp = String(headers['x-pay-timestamp'] ?? '');
+  const eventId = String(headers['x-pay-event-id'] ?? '');
+  if (!/^[0-9a-f]{64}$/.test(signature) || Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return { status: 400, body: '{"error":"bad"}' };
+  const expected = createHmac('sha256', BENCH_SECRET).update(`${timestamp}.`).update(rawBody).digest();
+  if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return { status: 400, body: '{"error":"bad"}' };
+  if (seen.has(eventId)) return { status: 200, body: '{"received":true,"duplicate":true}' };
+  JSON.parse(rawBody.toString('utf8'));
+  seen.add(eventId);
+  return { status: 200, body: '{"received":true}' };
+}
+
+function listener(): RequestListener {
+  const seen = new Set<string>();
+  const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'bench', apiKey: 'bench', webhookSecret: BENCH_SECRET } });
+  pay.webhooks.onAny(() => {});
+  switch (variant) {
+    case 'express-library': {
+      const app = express();
+      app.use('/pay', payMiddleware(pay));
+      return app;
+    }
+    case 'express-hand': {
+      const app = express();
+      app.post('/pay/webhooks', express.raw({ type: '*/*', limit: '1mb' }), (req, res) => {
+        const result = handWritten(req.body as Buffer, req.headers, seen);
+        res.status(result.status).type('application/json').send(result.body);
+      });
+      return app;
+    }
+    case 'koa-library': {
+      const app = new Koa();
+      app.use(payRouter(pay, { prefix: '/pay' }).routes());
+      return app.callback();
+    }
+    case 'koa-hand': {
+      const app = new Koa();
+      const router = new Router({ prefix: '/pay' });
+      router.post('/webhooks', async (ctx) => {
+        const result = handWritten(await getRawBody(ctx.req, { limit: '1mb' }), ctx.headers, seen);
+        ctx.status = result.status;
+        ctx.type = 'application/json';
+        ctx.body = result.body;
+      });
+      app.use(router.routes());
+      return app.callback();
+    }
+    default:
+      throw new Error(`unknown variant ${variant}`);
+  }
+}
+
+const server = createServer(listener());
+server.listen(0, '127.0.0.1', () => console.log((server.address() as AddressInfo).port));
+process.on('SIGTERM', () => process.exit(0)); // lets --cpu-prof write its profile

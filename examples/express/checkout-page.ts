@@ -1,0 +1,117 @@
+import type { RequestHandler } from 'express';
+import { PayError, widgetScriptTag, type WidgetScriptTagOptions } from 'paywidget-server';
+
+/**
+ * The checkout page: loads the widget from its own host (script tag with integrity), asks this backend
+ * for a widget token (`fetchWidgetToken` → POST /pay/widget-token, the amount decided here), mounts the
+ * widget and shows what it reports. The widget host, its integrity and the API URL come from the options,
+ * else from PAY_WIDGET_HOST, PAY_WIDGET_INTEGRITY and PAY_API_URL.
+ */
+export function checkoutPage(options: WidgetScriptTagOptions = {}): RequestHandler {
+  return (req, res) => {
+    let scriptTag: string;
+    try {
+      scriptTag = widgetScriptTag(options);
+    } catch (error) {
+      const message = error instanceof PayError ? error.message : 'The widget script tag could not be built.';
+      res.status(500).type('text/plain').send(`${message}\n`);
+      return;
+    }
+    const orderId = typeof req.query.orderId === 'string' && req.query.orderId !== '' ? req.query.orderId : '1001';
+    const customerEmail = typeof req.query.email === 'string' && req.query.email !== '' ? req.query.email : null;
+    res.set('cache-control', 'no-store').type('html').send(page(scriptTag, { orderId, customerEmail }));
+  };
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** JSON that is safe inside an inline <script> (no "</script>" can close it early). */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+function page(scriptTag: string, checkout: { orderId: string; customerEmail: string | null }): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Checkout · order ${escapeHtml(checkout.orderId)}</title>
+<style>
+  body { font: 16px/1.5 system-ui, sans-serif; margin: 0; background: #f4f5f8; color: #1a1a2e; }
+  main { max-width: 440px; margin: 40px auto; padding: 0 16px; }
+  #outcome:empty { display: none; }
+  #outcome { padding: 12px 14px; border-radius: 8px; background: #fff; border-left: 4px solid #888; }
+  #outcome[data-state="succeeded"], #outcome[data-state="done"] { border-color: #137333; }
+  #outcome[data-state="failed"], #outcome[data-state="error"] { border-color: #b00020; }
+</style>
+${scriptTag}
+</head>
+<body>
+<main>
+  <h1>Checkout</h1>
+  <p>Order <strong>${escapeHtml(checkout.orderId)}</strong></p>
+  <div id="pay-widget"></div>
+  <p id="outcome" role="status" aria-live="polite"></p>
+  <button id="retry" type="button" hidden>Try again</button>
+</main>
+<script>
+  const checkout = ${scriptJson(checkout)};
+  const outcome = document.getElementById('outcome');
+  const retry = document.getElementById('retry');
+
+  // The merchant backend decides the amount and mints the token; the browser only names the order.
+  async function fetchWidgetToken(orderId) {
+    const response = await fetch('/pay/widget-token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ orderId }) });
+    const body = await response.json().catch(() => null);
+    if (!response.ok) throw new Error((body && body.error && body.error.message) || 'The shop could not start the payment (HTTP ' + response.status + ').');
+    return body.widget_token;
+  }
+
+  function show(text, state) {
+    outcome.textContent = text;
+    outcome.dataset.state = state;
+  }
+
+  async function start() {
+    show('', 'loading');
+    retry.hidden = true;
+    let widgetToken;
+    try {
+      widgetToken = await fetchWidgetToken(checkout.orderId);
+    } catch (error) {
+      show(error.message, 'error');
+      retry.hidden = false;
+      return;
+    }
+    const widget = PayWidget.mount('#pay-widget', {
+      widgetToken,
+      customerEmail: checkout.customerEmail || undefined,
+      onSuccess: ({ paymentId }) => {
+        outcome.dataset.paymentId = paymentId;
+        show('Payment ' + paymentId + ' confirmed.', 'succeeded');
+      },
+      onContinueToShop: () => show('Thank you! Your payment for order ' + checkout.orderId + ' is confirmed.', 'done'),
+      onFailure: ({ message, needsReconciliation, paymentId }) => {
+        // needsReconciliation: the outcome is unknown; never say it failed, never offer to pay again.
+        if (paymentId) outcome.dataset.paymentId = paymentId;
+        show(message, needsReconciliation ? 'pending' : 'failed');
+        retry.hidden = needsReconciliation;
+      },
+      onCancel: () => {
+        show('Checkout cancelled.', 'cancelled');
+        retry.hidden = false;
+      },
+    });
+    if (!widget) show('The payment widget could not be mounted.', 'error');
+  }
+
+  retry.addEventListener('click', start);
+  start();
+</script>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,35 @@
+/**
+ * Run: PAY_API_URL=… PAY_MERCHANT_ID=… PAY_MERCHANT_API_KEY=… PAY_WEBHOOK_SECRET=… npx tsx examples/koa/server.ts
+ * or against the embedded sandbox: npx tsx examples/with-sandbox.ts koa
+ */
+import { bodyParser } from '@koa/bodyparser';
+import Koa from 'koa';
+import { createPay } from 'paywidget-server';
+import { payRouter } from 'paywidget-server/koa';
+import { checkoutFor, orders } from '../shared/orders.js';
+
+const pay = createPay({
+  // The browser sends { orderId }; what it owes comes from the merchant's own records.
+  resolveCheckout: ({ body }) => checkoutFor(body),
+});
+
+pay.webhooks.on('payment.succeeded', ({ id, payload }) => {
+  const { order_id: orderId, payment_id: paymentId } = (payload as { data: { order_id: string; payment_id: string } }).data;
+  const order = orders.get(orderId);
+  if (order) order.status = 'paid';
+  console.log(`webhook ${id}: payment ${paymentId} succeeded, fulfil order ${orderId}`);
+});
+pay.webhooks.onError(({ error, event }) => console.error(`webhook ${event.id} failed, the sender will retry:`, error.message));
+
+const app = new Koa();
+// The library's routes come first, so webhooks reach it with their raw bytes.
+app.use(payRouter(pay, { prefix: '/pay' }).routes());
+app.use(bodyParser());
+app.use((ctx) => {
+  if (ctx.path === '/health') ctx.body = { ok: true };
+});
+
+const port = Number(process.env.PORT ?? 3002);
+app.listen(port, '127.0.0.1', () => {
+  console.log(`Merchant backend on http://127.0.0.1:${port}: POST /pay/widget-token, POST /pay/webhooks`);
+});

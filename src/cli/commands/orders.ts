@@ -1,0 +1,167 @@
+import { createWriteStream } from 'node:fs';
+import type { Writable } from 'node:stream';
+import { createOrders, type OrdersClient } from '../../core/commerce/index.js';
+import { resolveCommerceConfig } from '../../core/config.js';
+import { PayError } from '../../core/errors.js';
+import { MemoryCheckpointStore, type CheckpointStore } from '../../core/stores/checkpoint-store.js';
+import type { Logger } from '../../core/types.js';
+import { parseCliDate } from '../dates.js';
+import { FileCheckpointStore } from '../file-checkpoint-store.js';
+import { EXIT, parse, UsageError, write, type CliIo, type Command } from '../io.js';
+import { ProgressBar } from '../progress.js';
+
+const ENVIRONMENT = `Environment:
+  COMMERCE_URL        the platform's base URL, e.g. https://shop.example.com
+  COMMERCE_USERNAME   an admin user allowed to read orders
+  COMMERCE_PASSWORD   its password (never printed)
+  COMMERCE_SCOPE      store code in the path (default: default)
+  COMMERCE_READ_METHOD  GET (default) or POST, for installations that read orders with POST`;
+
+/** The checkpoint name the CLI keeps its position under, inside the --checkpoint file. */
+export const SYNC_CHECKPOINT = 'orders-sync';
+const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** The orders client from the COMMERCE_* variables alone: the CLI needs no payment settings. */
+export function ordersFromEnv(io: CliIo, checkpoints?: CheckpointStore): OrdersClient {
+  const { commerce, http } = resolveCommerceConfig({ env: io.env });
+  if (!commerce) {
+    throw new PayError('CONFIG_MISSING', 'The commerce platform is not configured: set COMMERCE_URL, COMMERCE_USERNAME and COMMERCE_PASSWORD.');
+  }
+  return createOrders(commerce, { http, logger: silent, stores: { checkpoints } });
+}
+
+const get: Command = {
+  name: 'get',
+  summary: 'print one order as JSON',
+  help: `Usage: paywidget orders get <entity_id>
+
+Prints the order with this entity_id (the number in the order's QR code) as JSON on stdout.
+Exit code 1 when the order does not exist or the platform cannot be read.
+
+${ENVIRONMENT}`,
+  async run(args, io, path) {
+    const { values, positionals } = parse(path, args, {}, true);
+    if (values.help) {
+      await write(io.stdout, `${this.help}\n`);
+      return EXIT.ok;
+    }
+    if (positionals.length !== 1 || !/^\d+$/.test(positionals[0]!)) throw new UsageError('expected one order entity_id (a positive integer).', path);
+    const order = await ordersFromEnv(io).get(positionals[0]!);
+    await write(io.stdout, `${JSON.stringify(order, null, 2)}\n`);
+    return EXIT.ok;
+  },
+};
+
+/** Resolves when the stream takes more, or will never again (an error or a close). */
+function drained(stream: Writable): Promise<void> {
+  if (stream.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      for (const event of ['drain', 'close', 'error']) stream.off(event, done);
+      resolve();
+    };
+    for (const event of ['drain', 'close', 'error']) stream.once(event, done);
+  });
+}
+
+/** NDJSON output that can be flushed before the checkpoint moves past what it holds. */
+function output(io: CliIo, file: string | undefined, append: boolean): { stream: Writable; close: () => Promise<void> } {
+  if (!file) return { stream: io.stdout, close: async () => {} };
+  const stream = createWriteStream(file, { flags: append ? 'a' : 'w' });
+  return { stream, close: () => new Promise((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve()))) };
+}
+
+const sync: Command = {
+  name: 'sync',
+  summary: 'write every matching order as NDJSON, resumable',
+  help: `Usage: paywidget orders sync [--status S] [--from T] [--to T] [--checkpoint FILE] [--out FILE]
+
+Writes every matching order, one JSON object per line, in entity_id order.
+
+Options:
+  --status S         only orders with this status (repeat for several: --status pending --status processing)
+  --from T           created at or after T    T: 'YYYY-MM-DD HH:MM:SS' (UTC), 'YYYY-MM-DD', or ISO 8601 with a zone
+  --to T             created at or before T   (a bare date means the end of that day)
+  --checkpoint FILE  keep the position in FILE: a stopped or failed run continues where it left off,
+                     and a finished one picks up only orders created since
+  --out FILE         write to FILE instead of stdout (appended to when resuming from a checkpoint)
+  --page-size N      orders per request (default 100; lowered automatically to the platform's cap)
+  -h, --help         this help
+
+A progress bar is drawn on stderr when it is a terminal. Ctrl-C stops after the current order and
+saves the position (exit code 130). Orders are delivered at least once: after a crash, up to one
+page may be written again.
+
+${ENVIRONMENT}`,
+  async run(args, io, path) {
+    const { values } = parse(path, args, {
+      status: { type: 'string', multiple: true },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      checkpoint: { type: 'string' },
+      out: { type: 'string' },
+      'page-size': { type: 'string' },
+    });
+    if (values.help) {
+      await write(io.stdout, `${this.help}\n`);
+      return EXIT.ok;
+    }
+    const pageSize = values['page-size'] === undefined ? undefined : Number(values['page-size']);
+    if (pageSize !== undefined && (!Number.isSafeInteger(pageSize) || pageSize < 1)) throw new UsageError('--page-size must be a positive integer.', path);
+    const status = values.status?.length === 1 ? values.status[0] : values.status;
+    const createdFrom = values.from === undefined ? undefined : parseCliDate(values.from, 'from', path);
+    const createdTo = values.to === undefined ? undefined : parseCliDate(values.to, 'to', path);
+
+    const resuming = values.checkpoint !== undefined && (await new FileCheckpointStore(values.checkpoint).get(SYNC_CHECKPOINT)) !== undefined;
+    const out = output(io, values.out, resuming);
+    let failed: Error | undefined;
+    const stopOnError = new AbortController();
+    out.stream.on('error', (error: Error) => {
+      failed ??= error;
+      stopOnError.abort();
+    });
+    const flush = () => (failed ? Promise.reject(failed) : write(out.stream, ''));
+    const store = values.checkpoint === undefined ? new MemoryCheckpointStore() : new FileCheckpointStore(values.checkpoint, flush);
+    const bar = io.stderr.isTTY ? new ProgressBar(io.stderr, 'orders') : undefined;
+    const signal = io.signal ? AbortSignal.any([io.signal, stopOnError.signal]) : stopOnError.signal;
+    let summary;
+    try {
+      summary = await ordersFromEnv(io, store).sync({
+        checkpoint: SYNC_CHECKPOINT, status, createdFrom, createdTo, pageSize, signal,
+        onOrder: async (order) => {
+          if (failed) throw failed;
+          if (!out.stream.write(`${JSON.stringify(order)}\n`)) await drained(out.stream);
+          if (failed) throw failed;
+        },
+        onProgress: (p) => bar?.update(p.delivered, p.total, p.ratePerSecond),
+      });
+    } finally {
+      bar?.finish();
+      await out.close().catch((error: Error) => void (failed ??= error));
+    }
+    if (failed) throw failed;
+    bar?.update(summary.delivered, summary.total, summary.ratePerSecond, true);
+    bar?.finish();
+    const where = summary.lastEntityId === undefined ? '' : `; position: entity_id ${summary.lastEntityId}`;
+    const rate = `${Math.round(summary.ratePerSecond).toLocaleString('en-US')}/s`;
+    if (!summary.complete) {
+      await write(io.stderr, `Stopped after ${summary.delivered} orders${where}.${values.checkpoint ? ' Run the same command to continue.' : ''}\n`);
+      return EXIT.interrupted;
+    }
+    await write(io.stderr, `Synced ${summary.delivered} orders in ${(summary.elapsedMs / 1000).toFixed(1)} s (${rate})${where}.\n`);
+    return EXIT.ok;
+  },
+};
+
+export const ordersCommand: Command = {
+  name: 'orders',
+  summary: 'read and sync the commerce platform\'s orders',
+  help: `Usage: paywidget orders <command>
+
+Commands:
+  get <entity_id>   ${get.summary}
+  sync              ${sync.summary}
+
+Run 'paywidget orders <command> --help' for its options.`,
+  subcommands: [get, sync],
+};

@@ -1,0 +1,85 @@
+import { fromMinorUnits } from '../../core/money/index.js';
+import { createPay } from '../../core/pay.js';
+import type { ReconcileResult } from '../../core/payments/reconcile.js';
+import type { Logger } from '../../core/types.js';
+import { EXIT, parse, UsageError, write, type Command } from '../io.js';
+import { formatPairs } from '../table.js';
+
+export const PAYMENT_ENVIRONMENT = `Environment:
+  PAY_API_URL           the payment service's base URL
+  PAY_MERCHANT_ID       sent as X-Merchant-Id
+  PAY_MERCHANT_API_KEY  sent as X-Merchant-Api-Key (never printed)`;
+
+/** Exit codes of the reconciliation commands, beside EXIT: the command ran, and the answer needs attention. */
+export const RECONCILE_EXIT = { paymentFailed: 3, unresolved: 4, findings: 3 } as const;
+
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** `19.99 EUR`, or the minor units as they are when the currency is unknown. */
+export function money(amount: number | undefined, currency: string | undefined): string {
+  if (amount === undefined) return currency ?? '';
+  if (currency === undefined) return `${amount} (minor units)`;
+  try {
+    return `${fromMinorUnits(amount, currency)} ${currency}`;
+  } catch {
+    return `${amount} ${currency} (minor units)`;
+  }
+}
+
+function describeResult(result: ReconcileResult): string {
+  return formatPairs([
+    ['payment', result.paymentId],
+    ['status', result.status ?? '(unknown: the service could not be read)'],
+    ['outcome', result.outcome],
+    ['source', result.source ?? '-'],
+    ...(result.orderId === undefined ? [] : [['order', result.orderId] as const]),
+    ...(result.amount === undefined && result.currency === undefined ? [] : [['amount', money(result.amount, result.currency)] as const]),
+  ]);
+}
+
+const reconcile: Command = {
+  name: 'reconcile',
+  summary: 'poll one payment to a terminal status',
+  help: `Usage: paywidget payments reconcile <payment_id> [--budget MS] [--json]
+
+Polls GET /api/v1/payments/{payment_id}/status with the merchant credentials, with back-off, until
+the payment is confirmed or failed or the budget runs out, and prints what it learned.
+
+Options:
+  --budget MS   how long to poll (default 10000); 0 polls once
+  --json        print the result as JSON
+  -h, --help    this help
+
+Exit codes: 0 confirmed, 3 failed, 4 still unresolved (needs_reconciliation: poll again later or wait
+for the webhook; do not charge again), 1 the status could not be read (unknown payment, refused
+credentials), 2 bad usage.
+
+${PAYMENT_ENVIRONMENT}`,
+  async run(args, io, path) {
+    const { values, positionals } = parse(path, args, { budget: { type: 'string' }, json: { type: 'boolean' } }, true);
+    if (values.help) {
+      await write(io.stdout, `${this.help}\n`);
+      return EXIT.ok;
+    }
+    if (positionals.length !== 1) throw new UsageError('expected one payment_id.', path);
+    const budgetMs = values.budget === undefined ? undefined : Number(values.budget);
+    if (budgetMs !== undefined && (!Number.isSafeInteger(budgetMs) || budgetMs < 0)) throw new UsageError('--budget must be a whole number of milliseconds, 0 or more.', path);
+    const pay = createPay({ env: io.env, logger: silentLogger, payments: { statusAuth: 'merchant' } });
+    const result = await pay.payments.reconcile(positionals[0]!, { budgetMs, signal: io.signal });
+    await write(io.stdout, values.json ? `${JSON.stringify(result, null, 2)}\n` : `${describeResult(result)}\n`);
+    if (result.outcome === 'confirmed') return EXIT.ok;
+    return result.outcome === 'failed' ? RECONCILE_EXIT.paymentFailed : RECONCILE_EXIT.unresolved;
+  },
+};
+
+export const paymentsCommand: Command = {
+  name: 'payments',
+  summary: 'read and reconcile payments with the payment service',
+  help: `Usage: paywidget payments <command>
+
+Commands:
+  reconcile <payment_id>   ${reconcile.summary}
+
+Run 'paywidget payments <command> --help' for its options.`,
+  subcommands: [reconcile],
+};

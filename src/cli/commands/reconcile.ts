@@ -1,0 +1,73 @@
+import { createPay } from '../../core/pay.js';
+import type { OrderFinding, OrderReconciliationReport } from '../../core/payments/reconcile-orders.js';
+import { parseCliDate } from '../dates.js';
+import { EXIT, parse, UsageError, write, type Command } from '../io.js';
+import { formatTable } from '../table.js';
+import { money, RECONCILE_EXIT, silentLogger } from './payments.js';
+
+function detail(finding: OrderFinding): string {
+  switch (finding.kind) {
+    case 'amount_mismatch':
+      return `paid ${money(finding.actual?.amount, finding.actual?.currency)}, order ${money(finding.expected?.amount, finding.expected?.currency)}`;
+    case 'multiple_confirmed_payments':
+      return `${finding.paymentIds?.length ?? 0} confirmed: ${finding.paymentIds?.join(', ') ?? ''}`;
+    case 'payment_for_unknown_order':
+      return `payment ${finding.paymentStatus ?? ''}${finding.actual?.amount === undefined ? '' : `, ${money(finding.actual.amount, finding.actual.currency)}`}`;
+    default:
+      return `order ${finding.orderState ?? '?'}/${finding.orderStatus ?? '?'}${finding.paymentStatus ? `, payment ${finding.paymentStatus}` : ''}`;
+  }
+}
+
+export function formatReport(report: OrderReconciliationReport): string {
+  const summary = `${report.orders} orders created ${report.createdFrom} to ${report.createdTo} (UTC): ${report.paid} paid and confirmed, ${report.unpaid} unpaid, ${report.findings.length} disagreement${report.findings.length === 1 ? '' : 's'}.`;
+  if (report.findings.length === 0) return summary;
+  const rows = report.findings.map((f) => [f.kind, f.orderId ?? '-', f.entityId === undefined ? '-' : String(f.entityId), f.paymentId ?? '-', detail(f)]);
+  return `${formatTable(['FINDING', 'ORDER', 'ENTITY_ID', 'PAYMENT', 'DETAIL'], rows)}\n\n${summary}`;
+}
+
+export const reconcileCommand: Command = {
+  name: 'reconcile',
+  summary: 'cross-check the orders of a window against confirmed payments',
+  help: `Usage: paywidget reconcile --from T --to T [--json] [--lookbehind-hours N]
+
+Walks the commerce platform's orders created from T to T and compares each with the payment ledger:
+  payment_confirmed_order_unpaid  the service confirmed a payment, the order is not marked paid
+  order_paid_without_payment      the order is marked paid, no confirmed payment is recorded
+  amount_mismatch                 a confirmed payment's amount or currency differs from the order's total
+  multiple_confirmed_payments     more than one confirmed payment for one order
+  payment_for_unknown_order       a confirmed payment (first seen in the window) for no order read
+Orders paid and confirmed are counted, not listed.
+
+The ledger is what this library recorded from status polls and webhooks. Run from the command line it
+is in memory and empty, so every paid order shows as order_paid_without_payment: this command is
+mostly useful once the ledger is shared (a Redis ledger, in a later version), or through
+pay.reconcileOrders() in the server that holds the ledger.
+
+Options:
+  --from T                 created at or after T   T: 'YYYY-MM-DD HH:MM:SS' (UTC), 'YYYY-MM-DD', or ISO 8601 with a zone
+  --to T                   created at or before T  (a bare date means the end of that day)
+  --lookbehind-hours N     also read orders created up to N hours before --from, so that their payments
+                           are not reported as payments for unknown orders (default 24)
+  --json                   print the report as JSON
+  -h, --help               this help
+
+Exit codes: 0 no disagreement, 3 disagreements found, 1 failed, 2 bad usage.
+
+Environment: COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD (see 'paywidget orders --help').`,
+  async run(args, io, path) {
+    const { values } = parse(path, args, { from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' }, 'lookbehind-hours': { type: 'string' } });
+    if (values.help) {
+      await write(io.stdout, `${this.help}\n`);
+      return EXIT.ok;
+    }
+    if (values.from === undefined || values.to === undefined) throw new UsageError('--from and --to are both required.', path);
+    const createdFrom = parseCliDate(values.from, 'from', path);
+    const createdTo = parseCliDate(values.to, 'to', path);
+    const hours = values['lookbehind-hours'] === undefined ? undefined : Number(values['lookbehind-hours']);
+    if (hours !== undefined && (!Number.isFinite(hours) || hours < 0)) throw new UsageError('--lookbehind-hours must be a number of hours, 0 or more.', path);
+    const pay = createPay({ env: io.env, logger: silentLogger });
+    const report = await pay.reconcileOrders({ createdFrom, createdTo, signal: io.signal, ...(hours === undefined ? {} : { lookbehindMs: Math.round(hours * 3_600_000) }) });
+    await write(io.stdout, values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report)}\n`);
+    return report.findings.length === 0 ? EXIT.ok : RECONCILE_EXIT.findings;
+  },
+};

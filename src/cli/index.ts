@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+/** The `paywidget` command. */
+import { main } from './main.js';
+
+// Write failures (EPIPE when the reader of `| head` leaves) reach the commands through their write callbacks.
+process.stdout.on('error', () => {});
+
+const controller = new AbortController();
+let interrupted = 0;
+for (const name of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(name, () => {
+    // First signal: stop cleanly (a sync saves its position). Second: leave at once.
+    if (++interrupted > 1) process.exit(130);
+    controller.abort();
+  });
+}
+
+main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: controller.signal }).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`paywidget: ${String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

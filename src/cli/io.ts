@@ -1,0 +1,53 @@
+import type { Writable } from 'node:stream';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** Where a command reads and writes; the real process by default, plain objects in tests. */
+export interface CliIo {
+  stdout: Writable & { isTTY?: boolean };
+  stderr: Writable & { isTTY?: boolean; columns?: number };
+  env: Record<string, string | undefined>;
+  /** Aborted on SIGINT / SIGTERM: long commands stop cleanly and save their position. */
+  signal?: AbortSignal;
+}
+
+/** Exit codes: 0 done, 1 failed, 2 bad usage, 130 interrupted (as shells report SIGINT). */
+export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
+
+/** A mistake in the command line: printed with a pointer to --help, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string, readonly command: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** A command, or a group of them (`paywidget orders …`). Issue-level additions register here. */
+export interface Command {
+  name: string;
+  /** One line for the listing of the parent's help. */
+  summary: string;
+  /** The full --help text. */
+  help: string;
+  run?(args: string[], io: CliIo, path: string): Promise<number>;
+  subcommands?: Command[];
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+type HelpOption = { help: { type: 'boolean'; short: string } };
+/** What `parse` returns (spelled out so declaration files can name it). */
+export type Parsed<T extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: T & HelpOption; allowPositionals: boolean; strict: true }>>;
+
+/** util.parseArgs with --help/-h added and its errors as UsageError. */
+export function parse<T extends Options>(command: string, args: string[], options: T, positionals = false): Parsed<T> {
+  try {
+    return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: positionals, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/\. To specify a positional.*$/s, '.'), command);
+  }
+}
+
+export function write(stream: Writable, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stream.write(text, (error) => (error ? reject(error) : resolve()));
+  });
+}

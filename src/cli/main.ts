@@ -1,0 +1,56 @@
+import { PayError } from '../core/errors.js';
+import { ordersCommand } from './commands/orders.js';
+import { paymentsCommand } from './commands/payments.js';
+import { reconcileCommand } from './commands/reconcile.js';
+import { EXIT, UsageError, write, type CliIo, type Command } from './io.js';
+
+/**
+ * The command tree. Later commands register here: `payments` (with `reconcile <id>`) and a top-level
+ * `reconcile` and `sandbox` are each one more entry.
+ */
+export const COMMANDS: Command[] = [ordersCommand, paymentsCommand, reconcileCommand];
+
+const ROOT: Command = {
+  name: 'paywidget',
+  summary: '',
+  help: `Usage: paywidget <command> [options]
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(12)}${c.summary}`).join('\n')}
+
+Run 'paywidget <command> --help' for more. Exit codes: 0 done, 1 failed, 2 bad usage, 130 interrupted.`,
+  subcommands: COMMANDS,
+};
+
+const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h' || arg === 'help';
+
+/** Runs one command line; never throws: errors are printed on stderr and become the exit code. */
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  let command = ROOT;
+  let path = ROOT.name;
+  let rest = argv;
+  try {
+    while (command.subcommands) {
+      const [next, ...others] = rest;
+      if (next === undefined || isHelp(next)) {
+        await write(next === undefined ? io.stderr : io.stdout, `${command.help}\n`);
+        return next === undefined ? EXIT.usage : EXIT.ok;
+      }
+      const found = command.subcommands.find((c) => c.name === next);
+      if (!found) throw new UsageError(`unknown command '${next}'.`, path);
+      command = found;
+      path = `${path} ${found.name}`;
+      rest = others;
+    }
+    return await command.run!(rest, io, path);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      await write(io.stderr, `${error.command}: ${error.message}\nRun '${error.command} --help' for usage.\n`);
+      return EXIT.usage;
+    }
+    if ((error as NodeJS.ErrnoException).code === 'EPIPE') return EXIT.ok; // the reader went away (| head)
+    const message = error instanceof PayError ? `${error.message} [${error.code}]` : `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
+    await write(io.stderr, `${path}: ${message}\n`);
+    return EXIT.failed;
+  }
+}

@@ -1,0 +1,51 @@
+import { PayError } from '../errors.js';
+import { toMinorUnits } from '../money/index.js';
+import type { MintInput } from '../payments/mint.js';
+import type { ResolveCheckout } from '../routes/widget-token.js';
+import { toEntityId } from './orders.js';
+import type { CommerceOrder } from './schemas.js';
+
+/** Magento states in which an order still waits for its payment. */
+export const PAYABLE_STATES: ReadonlySet<string> = new Set(['new', 'pending_payment']);
+
+function notPayable(order: CommerceOrder, why: string): PayError {
+  return new PayError('ORDER_NOT_PAYABLE', `Order ${order.increment_id} cannot be paid: ${why}.`, {
+    details: { orderId: order.increment_id, state: order.state, status: order.status },
+  });
+}
+
+/**
+ * What the shopper owes for `order`: its grand_total in minor units of its currency, under its
+ * increment_id. Refuses (409 ORDER_NOT_PAYABLE) an order that is not awaiting payment: a state other
+ * than new / pending_payment, something already paid, or nothing due.
+ */
+export function checkoutFromOrder(order: CommerceOrder): MintInput {
+  if (!PAYABLE_STATES.has(order.state)) throw notPayable(order, `it is ${order.state} (${order.status}), not awaiting payment`);
+  if ((order.total_paid ?? 0) > 0) throw notPayable(order, `${order.total_paid} ${order.order_currency_code} of it is already paid`);
+  if (order.total_due === 0) throw notPayable(order, 'nothing is due on it');
+  let amount: number;
+  try {
+    // A JSON number such as 27.06: its shortest string is the decimal the platform meant.
+    amount = toMinorUnits(String(order.grand_total), order.order_currency_code);
+  } catch (error) {
+    throw new PayError('UPSTREAM_INVALID_RESPONSE', `Order ${order.increment_id} has a grand_total of ${order.grand_total} ${order.order_currency_code}, which is not an amount of that currency: ${(error as Error).message}`, { cause: error, details: { service: 'commerce' } });
+  }
+  if (amount <= 0) throw notPayable(order, 'its grand_total is 0');
+  return { amount, currency: order.order_currency_code, orderId: order.increment_id };
+}
+
+/**
+ * The default `resolveCheckout` when the commerce platform is configured: the request body names the
+ * order (`{ "order_id": <entity_id> }`), the amount and currency come from the platform, never from
+ * the browser.
+ */
+export function orderCheckoutResolver(orders: { get(entityId: number): Promise<CommerceOrder> }): ResolveCheckout {
+  return async (request) => {
+    const body = request.body;
+    const raw = typeof body === 'object' && body !== null ? (body as { order_id?: unknown }).order_id : undefined;
+    if (raw === undefined) {
+      throw new PayError('INVALID_INPUT', 'Send { "order_id": <the order\'s entity_id> } to POST /widget-token; the amount comes from the commerce platform.', { details: { field: 'order_id' } });
+    }
+    return checkoutFromOrder(await orders.get(toEntityId(raw, 'order_id')));
+  };
+}

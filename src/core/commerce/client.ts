@@ -1,0 +1,74 @@
+import type { CommerceConfig, HttpPolicy } from '../config.js';
+import { PayError } from '../errors.js';
+import { callUpstream, type UpstreamResponse } from '../http.js';
+import type { Logger } from '../types.js';
+import { CommerceError, describeMagentoError, readMagentoError } from './errors.js';
+import type { AdminTokens } from './token.js';
+
+export interface CommerceClientDeps {
+  config: CommerceConfig;
+  http: HttpPolicy;
+  logger: Logger;
+  tokens: AdminTokens;
+}
+
+const textDecoder = new TextDecoder();
+
+/**
+ * Authenticated reads of the Order Retrieval API. GET by default (stock Magento serves reads only on
+ * GET); `readMethod: 'POST'` follows the document literally. A 401 refreshes the token once and
+ * retries once; 5xx, 429 and connection errors are retried by callUpstream.
+ */
+export class CommerceClient {
+  readonly #deps: CommerceClientDeps;
+
+  constructor(deps: CommerceClientDeps) {
+    this.#deps = deps;
+  }
+
+  /** `/rest/{scope}/V1/…` */
+  path(endpoint: string): string {
+    return `/rest/${encodeURIComponent(this.#deps.config.scope)}/V1${endpoint}`;
+  }
+
+  /** Reads `endpoint` (e.g. `/orders/3`); the response may be any status but 401. */
+  async read(endpoint: string, query: URLSearchParams | undefined, signal?: AbortSignal): Promise<UpstreamResponse> {
+    const { tokens, logger } = this.#deps;
+    const token = await tokens.get();
+    const first = await this.#send(endpoint, query, token, signal);
+    if (first.status !== 401) return first;
+
+    logger.info({ service: 'commerce', route: this.path(endpoint) }, 'commerce admin token refused; refreshing it once');
+    const fresh = await tokens.refresh(token);
+    const second = await this.#send(endpoint, query, fresh, signal);
+    if (second.status !== 401) return second;
+    const body = readMagentoError(second);
+    throw new CommerceError('COMMERCE_AUTH_FAILED', `The commerce platform refused a fresh admin token for ${this.path(endpoint)}${body ? `: ${describeMagentoError(body)}` : ''}. The admin user may lack the Magento_Sales::sales permission.`, { upstreamStatus: 401, body });
+  }
+
+  /** The JSON of a 2xx response, or UPSTREAM_INVALID_RESPONSE. */
+  json(response: UpstreamResponse, what: string): unknown {
+    return this.parse(textDecoder.decode(response.body), response.headers.get('content-type'), what);
+  }
+
+  /** A body's text as JSON, or UPSTREAM_INVALID_RESPONSE saying what came instead. */
+  parse(text: string, contentType: string | null, what: string): unknown {
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered ${what} with a body that is not JSON (${contentType ?? 'no content-type'}, ${text.length} characters).`, { cause: error, details: { service: 'commerce' } });
+    }
+  }
+
+  #send(endpoint: string, query: URLSearchParams | undefined, token: string, signal: AbortSignal | undefined): Promise<UpstreamResponse> {
+    const { config, http, logger } = this.#deps;
+    const search = query && query.size > 0 ? `?${query.toString()}` : '';
+    return callUpstream({
+      service: 'commerce',
+      method: config.readMethod,
+      url: `${config.url}${this.path(endpoint)}${search}`,
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${token}` },
+      signal,
+    }, http, logger);
+  }
+}

@@ -1,0 +1,98 @@
+import { PayError, type PayErrorCode } from '../errors.js';
+import type { UpstreamResponse } from '../http.js';
+
+/**
+ * A Magento error body: `{"message": "Maximum SearchCriteria pageSize is %1", "parameters": [300]}`.
+ * Parameters are positional (`%1`, an array) or named (`%fieldName`, an object); input errors add an
+ * `errors` array of the same shape.
+ */
+export interface MagentoErrorBody {
+  message: string;
+  parameters?: unknown[] | Record<string, unknown>;
+  errors?: Array<{ message: string; parameters?: unknown[] | Record<string, unknown> }>;
+  [key: string]: unknown;
+}
+
+/** The message with its parameters put in: `%1` → parameters[0], `%name` → parameters.name. */
+export function formatMagentoMessage(message: string, parameters?: unknown): string {
+  if (parameters === undefined || parameters === null || typeof parameters !== 'object') return message;
+  return message.replace(/%(\w+)/g, (whole, key: string) => {
+    const value = Array.isArray(parameters)
+      ? /^\d+$/.test(key) ? parameters[Number(key) - 1] : undefined
+      : (parameters as Record<string, unknown>)[key];
+    if (value === undefined) return whole;
+    return Array.isArray(value) ? value.map(String).join(', ') : String(value);
+  });
+}
+
+/** The Magento error body of a response, when it has one. */
+export function readMagentoError(response: UpstreamResponse): MagentoErrorBody | undefined {
+  try {
+    const body: unknown = JSON.parse(new TextDecoder().decode(response.body));
+    if (typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string') return body as MagentoErrorBody;
+  } catch {
+    // not JSON: no Magento body
+  }
+  return undefined;
+}
+
+/** Everything a Magento body says, for people: the message and its input errors, parameters put in. */
+export function describeMagentoError(body: MagentoErrorBody): string {
+  const main = formatMagentoMessage(body.message, body.parameters);
+  const details = Array.isArray(body.errors) ? body.errors.map((e) => formatMagentoMessage(String(e.message), e.parameters)) : [];
+  return details.length ? `${main} (${details.join('; ')})` : main;
+}
+
+export interface CommerceErrorOptions {
+  upstreamStatus?: number;
+  body?: MagentoErrorBody;
+  cause?: unknown;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * The commerce platform refused a call. `message` is for people (parameters substituted);
+ * `upstreamStatus` and `body` (the raw Magento body) are for code.
+ */
+export class CommerceError extends PayError {
+  override readonly name = 'CommerceError';
+  readonly upstreamStatus: number | undefined;
+  readonly body: MagentoErrorBody | undefined;
+
+  constructor(code: PayErrorCode, message: string, options: CommerceErrorOptions = {}) {
+    super(code, message, {
+      cause: options.cause,
+      details: { service: 'commerce', ...(options.upstreamStatus !== undefined ? { upstreamStatus: options.upstreamStatus } : {}), ...options.details },
+    });
+    this.upstreamStatus = options.upstreamStatus;
+    this.body = options.body;
+  }
+
+  /** Set when the platform refused the page size: its `Maximum SearchCriteria pageSize is N`. */
+  get maxPageSize(): number | undefined {
+    const value = this.details?.maxPageSize;
+    return typeof value === 'number' ? value : undefined;
+  }
+}
+
+const PAGE_SIZE_CAP = /Maximum SearchCriteria pageSize is (\d+)/i;
+
+/** The cap in a "Maximum SearchCriteria pageSize is N" refusal, if that is what the body says. */
+export function pageSizeCapOf(body: MagentoErrorBody | undefined): number | undefined {
+  if (!body) return undefined;
+  const match = PAGE_SIZE_CAP.exec(formatMagentoMessage(body.message, body.parameters));
+  const cap = match ? Number(match[1]) : Number.NaN;
+  return Number.isSafeInteger(cap) && cap > 0 ? cap : undefined;
+}
+
+/** A non-2xx answer of an order call as a CommerceError (COMMERCE_ERROR), message substituted, raw body kept. */
+export function commerceFailure(what: string, response: UpstreamResponse): CommerceError {
+  const body = readMagentoError(response);
+  const said = body ? `: ${describeMagentoError(body).replace(/\.$/, '')}` : ` without a Magento error body (${response.headers.get('content-type') ?? 'no content-type'}); check COMMERCE_URL`;
+  const maxPageSize = pageSizeCapOf(body);
+  return new CommerceError('COMMERCE_ERROR', `The commerce platform refused ${what} with HTTP ${response.status}${said}.`, {
+    upstreamStatus: response.status,
+    body,
+    details: maxPageSize !== undefined ? { maxPageSize } : undefined,
+  });
+}

@@ -1,0 +1,82 @@
+import type { CommerceConfig, HttpPolicy } from '../config.js';
+import { PayError } from '../errors.js';
+import { MemoryAdminTokenStore, type AdminTokenStore } from '../stores/admin-token-store.js';
+import { MemoryCheckpointStore, type CheckpointStore } from '../stores/checkpoint-store.js';
+import type { Logger } from '../types.js';
+import { CommerceClient } from './client.js';
+import { OrderReader, type OrderIterateOptions } from './orders.js';
+import type { CommerceOrder, CommerceSearchResult } from './schemas.js';
+import type { OrderSearch } from './search.js';
+import { syncOrders, type OrderSyncOptions, type OrderSyncSummary } from './sync.js';
+import { AdminTokens } from './token.js';
+
+export { CommerceError, formatMagentoMessage, type MagentoErrorBody } from './errors.js';
+export { checkoutFromOrder, orderCheckoutResolver, PAYABLE_STATES } from './checkout.js';
+export { formatCommerceDate, type OrderFilter, type OrderSearch } from './search.js';
+export type { OrderIterateOptions } from './orders.js';
+export type { OrderSyncOptions, OrderSyncProgress, OrderSyncSummary } from './sync.js';
+export type {
+  CommerceAddress, CommerceOrder, CommerceOrderItem, CommercePayment, CommerceSearchCriteria, CommerceSearchResult, CommerceStatusHistory,
+} from './schemas.js';
+
+/** `pay.orders`: the merchant's orders on the commerce platform. */
+export interface Orders {
+  /** One order by `entity_id`; ORDER_NOT_FOUND (404) when there is none. */
+  get(entityId: number | string): Promise<CommerceOrder>;
+  /** One page of a search (100 orders unless pageSize says otherwise), sorted by entity_id ascending, its echo checked against what was sent. */
+  search(query?: OrderSearch): Promise<CommerceSearchResult>;
+  /** Every matching order, entity_id ascending, across pages fetched a few at a time. */
+  iterate(options?: OrderIterateOptions): AsyncIterable<CommerceOrder>;
+  /** Incremental, resumable delivery of every matching order (see OrderSyncOptions). */
+  sync(options: OrderSyncOptions): Promise<OrderSyncSummary>;
+}
+
+export interface OrdersDeps {
+  http: HttpPolicy;
+  logger: Logger;
+  now?: () => number;
+  stores?: { checkpoints?: CheckpointStore; adminTokens?: AdminTokenStore };
+}
+
+/** Internal handle for tests and tools: the orders API plus its token counter. */
+export interface OrdersClient extends Orders {
+  /** Admin token requests this client has sent. */
+  readonly tokenRequests: number;
+}
+
+/** The orders API over one commerce configuration; createPay builds it, and so does the CLI (no payment options needed). */
+export function createOrders(config: CommerceConfig, deps: OrdersDeps): OrdersClient {
+  const tokens = new AdminTokens({ config, http: deps.http, logger: deps.logger, store: deps.stores?.adminTokens ?? new MemoryAdminTokenStore({ now: deps.now }) });
+  const reader = new OrderReader(new CommerceClient({ config, http: deps.http, logger: deps.logger, tokens }), deps.logger);
+  const checkpoints = deps.stores?.checkpoints ?? new MemoryCheckpointStore();
+  return {
+    get: (entityId) => reader.get(entityId),
+    search: (query) => reader.search(query),
+    iterate: (options) => reader.iterate(options),
+    sync: (options) => syncOrders(reader, checkpoints, deps.logger, options),
+    get tokenRequests() {
+      return tokens.requests;
+    },
+  };
+}
+
+/** `pay.orders` without a commerce platform: every call says what to configure. */
+export function unconfiguredOrders(): Orders {
+  const missing = () => new PayError('CONFIG_MISSING', 'pay.orders needs the commerce platform: set COMMERCE_URL, COMMERCE_USERNAME and COMMERCE_PASSWORD, or pass createPay({ commerce: { url, username, password } }).', {
+    details: { options: ['commerce.url', 'commerce.username', 'commerce.password'] },
+  });
+  return {
+    get: async () => {
+      throw missing();
+    },
+    search: async () => {
+      throw missing();
+    },
+    iterate: () => {
+      throw missing();
+    },
+    sync: async () => {
+      throw missing();
+    },
+  };
+}

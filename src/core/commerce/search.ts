@@ -1,0 +1,163 @@
+import { PayError } from '../errors.js';
+import type { CommerceSearchCriteria } from './schemas.js';
+
+/** Which orders: every filter given must hold (each goes in its own filter group, and groups AND). */
+export interface OrderFilter {
+  /** `status` equal to this, or (an array) to any of these. */
+  status?: string | readonly string[];
+  /** `created_at` at or after this instant: `YYYY-MM-DD HH:MM:SS` (the platform's UTC) or a Date (formatted in UTC). */
+  createdFrom?: string | Date;
+  /** `created_at` at or before this instant (inclusive, like Magento's `to`). */
+  createdTo?: string | Date;
+  /** Only orders whose `entity_id` is greater than this (resuming, or paging by key). */
+  afterEntityId?: number;
+}
+
+export interface OrderSearch extends OrderFilter {
+  /** Orders per page (default 100: Magento itself would answer every match at once). */
+  pageSize?: number;
+  /** 1-based page number. */
+  currentPage?: number;
+}
+
+export interface SentFilter {
+  field: string;
+  value: string;
+  condition_type: string;
+}
+
+/** A search as sent: one filter group per filter, sorted by entity_id ascending. */
+export interface SearchRequest {
+  groups: SentFilter[][];
+  pageSize: number | undefined;
+  currentPage: number | undefined;
+}
+
+/** What a filter means after checking and formatting (dates as `YYYY-MM-DD HH:MM:SS`). */
+export interface NormalizedFilter {
+  status?: string | string[];
+  createdFrom?: string;
+  createdTo?: string;
+  afterEntityId?: number;
+}
+
+function invalid(field: string, message: string): PayError {
+  return new PayError('INVALID_INPUT', message, { details: { field } });
+}
+
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** A Date in UTC, or a checked `YYYY-MM-DD HH:MM:SS` string, as the platform's timestamp format. */
+export function formatCommerceDate(value: string | Date, field = 'date'): string {
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) throw invalid(field, `${field} is an invalid Date.`);
+    const year = value.getUTCFullYear();
+    if (year < 1000 || year > 9999) throw invalid(field, `${field} must be within the years 1000 to 9999.`);
+    return `${year}-${pad(value.getUTCMonth() + 1)}-${pad(value.getUTCDate())} ${pad(value.getUTCHours())}:${pad(value.getUTCMinutes())}:${pad(value.getUTCSeconds())}`;
+  }
+  const match = typeof value === 'string' ? TIMESTAMP.exec(value) : null;
+  if (!match) throw invalid(field, `${field} must be a Date or a string 'YYYY-MM-DD HH:MM:SS' in UTC (got ${JSON.stringify(value)}).`);
+  const [y, mo, d, h, mi, s] = match.slice(1).map(Number) as [number, number, number, number, number, number];
+  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) {
+    throw invalid(field, `${field} '${value}' is not a real date and time.`);
+  }
+  return value;
+}
+
+function positiveInteger(field: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw invalid(field, `${field} must be a positive integer (got ${String(value)}).`);
+  return value;
+}
+
+function statusValue(value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '' || value.includes(',')) {
+    throw invalid('status', `status must be a non-empty status code such as 'pending' (got ${JSON.stringify(value)}).`);
+  }
+  return value;
+}
+
+export function normalizeFilter(filter: OrderFilter = {}): NormalizedFilter {
+  if (typeof filter !== 'object' || filter === null) throw invalid('filter', 'The order filter must be an object.');
+  const out: NormalizedFilter = {};
+  if (filter.status !== undefined) {
+    if (Array.isArray(filter.status)) {
+      if (filter.status.length === 0) throw invalid('status', 'status must not be an empty array.');
+      out.status = filter.status.map(statusValue);
+    } else {
+      out.status = statusValue(filter.status);
+    }
+  }
+  if (filter.createdFrom !== undefined) out.createdFrom = formatCommerceDate(filter.createdFrom, 'createdFrom');
+  if (filter.createdTo !== undefined) out.createdTo = formatCommerceDate(filter.createdTo, 'createdTo');
+  if (out.createdFrom && out.createdTo && out.createdFrom > out.createdTo) {
+    throw invalid('createdFrom', `createdFrom (${out.createdFrom}) is after createdTo (${out.createdTo}): no order could match.`);
+  }
+  if (filter.afterEntityId !== undefined) {
+    const after = filter.afterEntityId;
+    if (typeof after !== 'number' || !Number.isSafeInteger(after) || after < 0) throw invalid('afterEntityId', `afterEntityId must be an integer of 0 or more (got ${String(after)}).`);
+    out.afterEntityId = after;
+  }
+  return out;
+}
+
+/** Separate groups: a `from` and a `to` in one group would OR them (any order would match). */
+export function buildSearch(filter: NormalizedFilter, pageSize?: number, currentPage?: number): SearchRequest {
+  const groups: SentFilter[][] = [];
+  if (filter.status !== undefined) {
+    groups.push([Array.isArray(filter.status)
+      ? { field: 'status', value: filter.status.join(','), condition_type: 'in' }
+      : { field: 'status', value: filter.status, condition_type: 'eq' }]);
+  }
+  if (filter.createdFrom !== undefined) groups.push([{ field: 'created_at', value: filter.createdFrom, condition_type: 'from' }]);
+  if (filter.createdTo !== undefined) groups.push([{ field: 'created_at', value: filter.createdTo, condition_type: 'to' }]);
+  if (filter.afterEntityId !== undefined && filter.afterEntityId > 0) {
+    groups.push([{ field: 'entity_id', value: String(filter.afterEntityId), condition_type: 'gt' }]);
+  }
+  return { groups, pageSize: positiveInteger('pageSize', pageSize), currentPage: positiveInteger('currentPage', currentPage) };
+}
+
+export function searchQuery(request: SearchRequest): URLSearchParams {
+  const query = new URLSearchParams();
+  request.groups.forEach((group, g) => {
+    group.forEach((filter, f) => {
+      const base = `searchCriteria[filter_groups][${g}][filters][${f}]`;
+      query.append(`${base}[field]`, filter.field);
+      query.append(`${base}[value]`, filter.value);
+      query.append(`${base}[condition_type]`, filter.condition_type);
+    });
+  });
+  query.append('searchCriteria[sortOrders][0][field]', 'entity_id');
+  query.append('searchCriteria[sortOrders][0][direction]', 'ASC');
+  if (request.pageSize !== undefined) query.append('searchCriteria[pageSize]', String(request.pageSize));
+  if (request.currentPage !== undefined) query.append('searchCriteria[currentPage]', String(request.currentPage));
+  return query;
+}
+
+const show = (f: { field: string; value: string; condition_type?: string }) => `${f.field} ${f.condition_type ?? 'eq'} '${f.value}'`;
+
+/**
+ * Undefined when the platform echoed what was sent; otherwise what differs. A platform that dropped
+ * a filter (a proxy stripping the query string, an installation that ignores an unknown condition)
+ * would otherwise hand back the wrong orders without a word.
+ */
+export function echoMismatch(request: SearchRequest, echo: CommerceSearchCriteria): string | undefined {
+  const sent = request.groups.map((g) => g.map(show).join(' OR ')).sort();
+  const got = echo.filter_groups.map((g) => g.filters.map(show).join(' OR ')).sort();
+  if (sent.length !== got.length || sent.some((s, i) => s !== got[i])) {
+    return `sent filters [${sent.join('] AND [')}] but the platform applied [${got.join('] AND [')}]`;
+  }
+  if (echo.page_size !== undefined && request.pageSize !== undefined && echo.page_size !== request.pageSize) {
+    return `sent pageSize ${request.pageSize} but the platform used ${echo.page_size}`;
+  }
+  if (echo.current_page !== undefined && request.currentPage !== undefined && echo.current_page !== request.currentPage) {
+    return `asked for page ${request.currentPage} but the platform answered page ${echo.current_page}`;
+  }
+  const sort = echo.sort_orders?.[0];
+  if (sort && (sort.field !== 'entity_id' || sort.direction.toUpperCase() !== 'ASC')) {
+    return `sorted by entity_id ASC but the platform sorted by ${sort.field} ${sort.direction}`;
+  }
+  return undefined;
+}

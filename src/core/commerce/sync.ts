@@ -1,0 +1,141 @@
+import { PayError } from '../errors.js';
+import type { CheckpointStore } from '../stores/checkpoint-store.js';
+import type { Logger } from '../types.js';
+import type { OrderReader } from './orders.js';
+import type { CommerceOrder } from './schemas.js';
+import { normalizeFilter, type NormalizedFilter, type OrderFilter } from './search.js';
+
+export interface OrderSyncProgress {
+  /** Orders delivered to onOrder in this run. */
+  delivered: number;
+  /** Orders this run expects: the platform's count of matching orders after the resumed position. */
+  total: number;
+  /** Orders per second in this run so far. */
+  ratePerSecond: number;
+  elapsedMs: number;
+  /** entity_id of the last order delivered (the saved position); undefined before the first. */
+  lastEntityId: number | undefined;
+  /** The position this run resumed from, if any. */
+  resumedFrom: number | undefined;
+}
+
+export interface OrderSyncSummary extends OrderSyncProgress {
+  /** False when `signal` stopped the run early (the position is saved; run again to continue). */
+  complete: boolean;
+  /** Pages read from the platform. */
+  pages: number;
+}
+
+export interface OrderSyncOptions extends Omit<OrderFilter, 'afterEntityId'> {
+  /** Name of the position in the checkpoint store; runs with the same name continue from each other. */
+  checkpoint: string;
+  /** Called once per order, in entity_id order; the next order waits for it. A throw stops the run (position kept). */
+  onOrder: (order: CommerceOrder) => void | Promise<void>;
+  /** Called after each page with the counts so far. */
+  onProgress?: (progress: OrderSyncProgress) => void;
+  pageSize?: number;
+  prefetch?: number;
+  /** Stops after the order being delivered; the position is saved and the summary says `complete: false`. */
+  signal?: AbortSignal;
+}
+
+/** What the checkpoint store holds: the last entity_id whose order was fully delivered, for this filter. */
+interface SavedPosition {
+  v: 1;
+  filter: NormalizedFilter;
+  lastEntityId: number;
+  /** Orders delivered under this checkpoint, over all runs. */
+  delivered: number;
+  complete: boolean;
+  updatedAt: string;
+}
+
+function invalid(field: string, message: string): PayError {
+  return new PayError('INVALID_INPUT', message, { details: { field } });
+}
+
+function readPosition(name: string, raw: string | undefined): SavedPosition | undefined {
+  if (raw === undefined) return undefined;
+  let value: Partial<SavedPosition> | undefined;
+  try {
+    value = JSON.parse(raw) as Partial<SavedPosition>;
+  } catch {
+    value = undefined;
+  }
+  if (value?.v !== 1 || !Number.isSafeInteger(value.lastEntityId) || typeof value.filter !== 'object') {
+    throw invalid('checkpoint', `Checkpoint '${name}' holds a value the order sync did not write; use another checkpoint name or clear it.`);
+  }
+  return value as SavedPosition;
+}
+
+const sameFilter = (a: NormalizedFilter, b: NormalizedFilter) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Delivers every matching order to onOrder, in entity_id order, saving the last fully delivered
+ * entity_id after each page. A run resumes after that position (an extra `entity_id gt` filter),
+ * so a crash redelivers at most the orders of one page, orders created during a run are picked up by
+ * the next, and no run delivers an order twice.
+ */
+export async function syncOrders(reader: OrderReader, store: CheckpointStore, logger: Logger, options: OrderSyncOptions): Promise<OrderSyncSummary> {
+  if (typeof options !== 'object' || options === null) throw invalid('options', 'orders.sync expects { checkpoint, onOrder, ... }.');
+  const { checkpoint, onOrder, onProgress, pageSize, prefetch, signal } = options;
+  if (typeof checkpoint !== 'string' || checkpoint.trim() === '') throw invalid('checkpoint', 'checkpoint must be a non-empty name under which the sync keeps its position.');
+  if (typeof onOrder !== 'function') throw invalid('onOrder', 'onOrder must be a function that receives each order.');
+  const filter = normalizeFilter({ status: options.status, createdFrom: options.createdFrom, createdTo: options.createdTo });
+  for (const key of Object.keys(filter) as Array<keyof NormalizedFilter>) if (filter[key] === undefined) delete filter[key];
+
+  const saved = readPosition(checkpoint, await store.get(checkpoint));
+  if (saved && !sameFilter(saved.filter, filter)) {
+    throw invalid('checkpoint', `Checkpoint '${checkpoint}' belongs to a sync with filter ${JSON.stringify(saved.filter)}, not ${JSON.stringify(filter)}: resuming it would skip orders. Use another checkpoint name for this filter.`);
+  }
+  const resumedFrom = saved?.lastEntityId || undefined;
+  const started = performance.now();
+  let lastEntityId = resumedFrom;
+  let savedId = resumedFrom;
+  let delivered = 0;
+  let total = 0;
+  let pages = 0;
+  let complete = true;
+
+  const progress = (): OrderSyncProgress => {
+    const elapsedMs = performance.now() - started;
+    return { delivered, total, ratePerSecond: elapsedMs > 0 ? (delivered * 1000) / elapsedMs : 0, elapsedMs, lastEntityId, resumedFrom };
+  };
+  const save = async (done: boolean) => {
+    const position: SavedPosition = { v: 1, filter, lastEntityId: lastEntityId ?? 0, delivered: (saved?.delivered ?? 0) + delivered, complete: done, updatedAt: new Date().toISOString() };
+    await store.set(checkpoint, JSON.stringify(position));
+    savedId = lastEntityId;
+  };
+
+  if (resumedFrom !== undefined) logger.info({ service: 'commerce', checkpoint, resumedFrom }, 'order sync resuming');
+  try {
+    outer: for await (const page of reader.pages({ ...filter, afterEntityId: resumedFrom }, { pageSize, prefetch, signal })) {
+      pages += 1;
+      total = Math.max(page.totalCount, delivered + page.items.length);
+      for (const order of page.items) {
+        if (signal?.aborted) {
+          complete = false;
+          break outer;
+        }
+        await onOrder(order);
+        lastEntityId = order.entity_id;
+        delivered += 1;
+      }
+      await save(false);
+      onProgress?.(progress());
+    }
+  } catch (error) {
+    if (signal?.aborted) {
+      complete = false; // the page in flight was cancelled: a stop, not a failure
+    } else {
+      // Keep what was delivered before the failure, so the next run does not repeat it.
+      if (lastEntityId !== savedId) await save(false).catch((e: unknown) => logger.error({ err: e, checkpoint }, 'could not save the order sync position'));
+      logger.warn({ service: 'commerce', checkpoint, delivered, lastEntityId }, 'order sync stopped by an error; its position is saved');
+      throw error;
+    }
+  }
+  await save(complete);
+  const summary = { ...progress(), complete, pages };
+  logger.info({ service: 'commerce', checkpoint, delivered, total: summary.total, lastEntityId, complete }, 'order sync finished');
+  return summary;
+}

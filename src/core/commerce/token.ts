@@ -1,0 +1,106 @@
+import type { CommerceConfig, HttpPolicy } from '../config.js';
+import { PayError } from '../errors.js';
+import { callUpstream } from '../http.js';
+import type { AdminTokenStore } from '../stores/admin-token-store.js';
+import type { Logger } from '../types.js';
+import { CommerceError, commerceFailure, describeMagentoError, readMagentoError, type MagentoErrorBody } from './errors.js';
+
+export interface AdminTokenDeps {
+  config: CommerceConfig;
+  http: HttpPolicy;
+  logger: Logger;
+  store: AdminTokenStore;
+}
+
+/** Tokens are cached this much shorter than their lifetime: 5 minutes, or a tenth of a short lifetime. */
+export function tokenTtlMs(lifetimeMs: number): number {
+  return lifetimeMs - Math.min(5 * 60_000, Math.floor(lifetimeMs / 10));
+}
+
+const TWO_FACTOR = /2fa|two[- ]factor/i;
+
+/**
+ * The admin token: cached in the store for its lifetime less a margin, fetched by one request
+ * however many calls wait for it, and never retried after a refusal (Magento locks the account
+ * after repeated failed logins).
+ */
+export class AdminTokens {
+  readonly #deps: AdminTokenDeps;
+  readonly #key: string;
+  #inflight: Promise<string> | undefined;
+  /** Token requests sent by this instance (for diagnostics and tests). */
+  requests = 0;
+
+  constructor(deps: AdminTokenDeps) {
+    this.#deps = deps;
+    const { url, scope, username } = deps.config;
+    this.#key = `paywidget:commerce-admin-token:${url}|${scope}|${username}`;
+  }
+
+  /** A cached token, or a fresh one. */
+  async get(): Promise<string> {
+    return (await this.#deps.store.get(this.#key)) ?? this.refresh(undefined);
+  }
+
+  /**
+   * A new token because `rejected` was refused (or none was cached). One request at a time: calls
+   * that arrive meanwhile share it, and a token another caller already replaced is not fetched again.
+   */
+  refresh(rejected: string | undefined): Promise<string> {
+    this.#inflight ??= (async () => {
+      const current = await this.#deps.store.get(this.#key);
+      if (current !== undefined && current !== rejected) return current;
+      const token = await this.#fetch();
+      await this.#deps.store.set(this.#key, token, tokenTtlMs(this.#deps.config.tokenLifetimeMs));
+      return token;
+    })().finally(() => {
+      this.#inflight = undefined;
+    });
+    return this.#inflight;
+  }
+
+  async #fetch(): Promise<string> {
+    const { config, http, logger } = this.#deps;
+    const path = `/rest/${encodeURIComponent(config.scope)}/V1/integration/admin/token`;
+    this.requests += 1;
+    const response = await callUpstream({
+      service: 'commerce',
+      method: 'POST',
+      url: `${config.url}${path}`,
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ username: config.username, password: config.password.reveal() }),
+      // Never retried: a refused login counts towards Magento's lockout.
+      policy: { maxRetries: 0 },
+    }, http, logger);
+
+    if (!response.ok) {
+      const body = readMagentoError(response);
+      logger.warn({ service: 'commerce', status: response.status, route: `POST ${path}` }, 'commerce platform refused the admin token request');
+      if (body && TWO_FACTOR.test(body.message)) throw twoFactorError(response.status, body);
+      if (response.status === 401) {
+        const said = body ? describeMagentoError(body) : `HTTP 401`;
+        throw new CommerceError('COMMERCE_AUTH_FAILED', `The commerce platform refused the admin login of '${config.username}': ${said} Not retried, since Magento locks an account after repeated failures: check COMMERCE_USERNAME and COMMERCE_PASSWORD, or wait until a locked account is released.`, { upstreamStatus: 401, body });
+      }
+      throw commerceFailure('the admin token request', response);
+    }
+
+    let token: unknown;
+    try {
+      token = JSON.parse(new TextDecoder().decode(response.body));
+    } catch (error) {
+      throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered the admin token request with a body that is not JSON (${response.headers.get('content-type') ?? 'no content-type'}).`, { cause: error, details: { service: 'commerce' } });
+    }
+    if (typeof token !== 'string' || token.trim() === '') {
+      throw new PayError('UPSTREAM_INVALID_RESPONSE', 'The commerce platform answered the admin token request without a token (expected a JSON string).', { details: { service: 'commerce' } });
+    }
+    logger.info({ service: 'commerce', scope: config.scope }, 'commerce admin token obtained');
+    return token;
+  }
+}
+
+function twoFactorError(status: number, body: MagentoErrorBody): CommerceError {
+  const params = body.parameters as { active_providers?: unknown } | undefined;
+  const providers = Array.isArray(params?.active_providers) ? params.active_providers.map(String) : [];
+  const endpoints = (providers.length ? providers : ['{provider}']).map((p) => `POST /rest/V1/tfa/provider/${p}/authenticate`).join(', ');
+  return new CommerceError('COMMERCE_TWO_FACTOR_REQUIRED', `The commerce platform requires two-factor authentication for admin logins ("${body.message}"${providers.length ? `; providers: ${providers.join(', ')}` : ''}). Its token is only issued by the 2FA provider endpoints (${endpoints}) with a one-time code, which an unattended server cannot supply: use an admin account exempt from 2FA for the API, or disable Magento_TwoFactorAuth for API logins.`, { upstreamStatus: status, body });
+}

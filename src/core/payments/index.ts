@@ -1,0 +1,94 @@
+import type { HttpPolicy, PaymentConfig } from '../config.js';
+import type { LedgerEntry, LedgerStore } from '../stores/ledger-store.js';
+import type { Logger } from '../types.js';
+import type { WebhookHandler } from '../webhooks/dispatch.js';
+import { createLedger, type Ledger } from './ledger.js';
+import type { PaymentsPolicy } from './options.js';
+import { reconcilePayment, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
+import { reconcilePending, type ReconcilePendingOptions, type SweepReport } from './reconcile-pending.js';
+import { checkPaymentId, fetchPaymentStatus, type PaymentStatus, type StatusOptions } from './status.js';
+
+/** `pay.payments`: the server side of "reconcile paymentId server-side or wait for the webhook". */
+export interface Payments {
+  /** One read of `GET /api/v1/payments/{id}/status` (client token when given, by `payments.statusAuth`); recorded in the ledger. */
+  status(paymentId: string, options?: StatusOptions): Promise<PaymentStatus>;
+  /** Polls to a terminal status within the budget; `needs_reconciliation` when it runs out (never throws for that). */
+  reconcile(paymentId: string, options?: ReconcileOptions): Promise<ReconcileResult>;
+  /** Polls every payment the ledger holds as unresolved, a few at a time, and reports what changed. */
+  reconcilePending(options?: ReconcilePendingOptions): Promise<SweepReport>;
+  /** What the ledger knows about a payment, without calling the service; undefined when nothing. */
+  get(paymentId: string): Promise<LedgerEntry | undefined>;
+}
+
+export interface PaymentsDeps {
+  policy: PaymentsPolicy;
+  store: LedgerStore;
+  payment: () => PaymentConfig;
+  http: HttpPolicy;
+  logger: Logger;
+  now: () => number;
+}
+
+export interface PaymentsInternals extends Payments {
+  readonly ledger: Ledger;
+  /** Feeds the ledger from a verified webhook; runs inside the delivery's claim, before the merchant's handlers. */
+  readonly recordWebhook: WebhookHandler;
+}
+
+function isPaymentId(value: string): boolean {
+  try {
+    checkPaymentId(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function createPayments(deps: PaymentsDeps): PaymentsInternals {
+  const { policy, logger, http } = deps;
+  const ledger = createLedger({ store: deps.store, classify: policy.classify, now: deps.now, logger });
+  const statusContext = { payment: deps.payment, http, logger, statusAuth: policy.statusAuth, classify: policy.classify };
+
+  const poll = (paymentId: string, options: StatusOptions, override?: Partial<HttpPolicy>) => fetchPaymentStatus(statusContext, paymentId, options, override);
+  const reconcile = (paymentId: string, options?: ReconcileOptions) => reconcilePayment({
+    ledger, poll, http, logger, pollBudgetMs: policy.pollBudgetMs, pollIntervalMs: policy.pollIntervalMs, pollMaxIntervalMs: policy.pollMaxIntervalMs,
+  }, paymentId, options);
+
+  return {
+    ledger,
+    async status(paymentId, options) {
+      const result = await poll(paymentId, options ?? {});
+      const { outcome: _outcome, declineCode: _declineCode, ...facts } = result;
+      await ledger.record({ ...facts, source: 'poll' });
+      return result;
+    },
+    reconcile,
+    reconcilePending: (options) => reconcilePending({ ledger, reconcile, now: deps.now, logger }, options),
+    get: async (paymentId) => ledger.get(checkPaymentId(paymentId)),
+    async recordWebhook(event) {
+      const seen = policy.extractPayment(event.payload);
+      if (seen === undefined || seen === null) return;
+      const { paymentId, status, orderId, amount, currency } = seen;
+      if (typeof paymentId !== 'string' || typeof status !== 'string' || status.trim() === '' || !isPaymentId(paymentId)) {
+        // Retrying cannot fix a payload: say so once and let the delivery succeed.
+        logger.warn({ eventId: event.id, type: event.type }, 'webhook names a payment the ledger cannot use (payment id or status missing or malformed); not recorded');
+        return;
+      }
+      await ledger.record({
+        paymentId,
+        status,
+        source: 'webhook',
+        ...(typeof orderId === 'string' && orderId !== '' ? { orderId } : {}),
+        ...(typeof amount === 'number' && Number.isSafeInteger(amount) ? { amount } : {}),
+        ...(typeof currency === 'string' && /^[A-Za-z]{3}$/.test(currency) ? { currency: currency.toUpperCase() } : {}),
+      });
+    },
+  };
+}
+
+export type { PaymentStatus, StatusOptions } from './status.js';
+export type { ReconcileOptions, ReconcileOutcome, ReconcileResult } from './reconcile.js';
+export type { ReconcilePendingOptions, SweepChange, SweepReport } from './reconcile-pending.js';
+export type { OrderFinding, OrderFindingKind, OrderReconciliationReport, ReconcileOrdersOptions } from './reconcile-orders.js';
+export { DEFAULT_TERMINAL_STATUSES, resolvePaymentsOptions, type PaymentOutcome, type PaymentsOptions, type PaymentsPolicy, type StatusAuth } from './options.js';
+export { defaultExtractPayment, type ExtractPayment, type PaymentObservation } from './extract.js';

@@ -1,0 +1,68 @@
+import { PayError } from '../errors.js';
+import type { LedgerEntry, LedgerQuery, LedgerRecordResult, LedgerSource, LedgerStore } from '../stores/ledger-store.js';
+import type { Logger } from '../types.js';
+import type { PaymentOutcome } from './options.js';
+
+/** Something learned about a payment; the ledger classifies the status itself. */
+export interface LedgerInput {
+  paymentId: string;
+  status: string | null;
+  source: LedgerSource;
+  orderId?: string;
+  amount?: number;
+  currency?: string;
+}
+
+export interface Ledger {
+  get(paymentId: string): Promise<LedgerEntry | undefined>;
+  record(input: LedgerInput): Promise<LedgerRecordResult>;
+  list(query: LedgerQuery): AsyncIterable<LedgerEntry>;
+  byOrder(orderId: string): Promise<LedgerEntry[]>;
+}
+
+export interface LedgerDeps {
+  store: LedgerStore;
+  classify: (status: string | null) => PaymentOutcome;
+  now: () => number;
+  logger: Logger;
+}
+
+function unavailable(cause: unknown): PayError {
+  return new PayError('STORE_UNAVAILABLE', 'The payment ledger store is unavailable, so the payment outcome could not be recorded or read. Check the store (e.g. Redis) connection.', { cause });
+}
+
+/** The ledger over its store: statuses classified by the configured terminal sets, store failures as STORE_UNAVAILABLE (503). */
+export function createLedger(deps: LedgerDeps): Ledger {
+  const { store, logger } = deps;
+  const guard = async <T>(what: string, paymentId: string | undefined, run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (error) {
+      logger.error({ err: error, paymentId }, `payment ledger store failed to ${what}`);
+      throw unavailable(error);
+    }
+  };
+  return {
+    get: (paymentId) => guard('read an entry', paymentId, () => store.get(paymentId)),
+    byOrder: (orderId) => guard('read the entries of an order', undefined, () => store.byOrder(orderId)),
+    async *list(query) {
+      const iterator = store.list(query)[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await guard('list entries', undefined, () => iterator.next());
+        if (next.done) return;
+        yield next.value;
+      }
+    },
+    async record(input) {
+      const outcome = deps.classify(input.status);
+      const result = await guard('record an outcome', input.paymentId, () => store.record({ ...input, outcome, at: deps.now() }));
+      const { entry, previous, changed } = result;
+      if (changed) {
+        logger.info({ paymentId: entry.paymentId, orderId: entry.orderId, status: entry.status, outcome: entry.outcome, from: previous?.status ?? undefined, source: input.source }, 'payment ledger updated');
+      } else if (previous && input.status !== null && input.status !== entry.status && deps.classify(input.status) !== entry.outcome) {
+        logger.info({ paymentId: entry.paymentId, status: entry.status, ignored: input.status, source: input.source }, 'payment ledger kept its status: a status never moves backwards');
+      }
+      return result;
+    },
+  };
+}

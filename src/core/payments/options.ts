@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { PayError } from '../errors.js';
+import { defaultExtractPayment, type ExtractPayment } from './extract.js';
+
+/**
+ * How `pay.payments` decides a payment's outcome. The payment document does not list status values
+ * (DESIGN.md decision 7): the terminal sets are configurable, and an unknown status is never terminal.
+ */
+export interface PaymentsOptions {
+  /**
+   * Statuses that end a payment, compared without regard to case. Each list given replaces its
+   * default (spread DEFAULT_TERMINAL_STATUSES to extend one).
+   */
+  terminalStatuses?: { confirmed?: readonly string[]; failed?: readonly string[] };
+  /**
+   * The credential of `GET /api/v1/payments/{id}/status` (DESIGN.md decision 8):
+   * `'client-token-or-merchant'` (default) sends the payment client token when the caller has it,
+   * otherwise the merchant credentials; `'merchant'` always the merchant credentials; `'client-token'`
+   * only the client token (a call without one is refused, so the sweep cannot poll).
+   */
+  statusAuth?: StatusAuth;
+  /** How long `reconcile()` and `POST /payments/:paymentId/reconcile` poll before answering needs_reconciliation. Default 10 s. */
+  pollBudgetMs?: number;
+  /** First pause between polls (default 250 ms); it doubles up to pollMaxIntervalMs (default 4 s), with jitter. */
+  pollIntervalMs?: number;
+  pollMaxIntervalMs?: number;
+  /** Reads `{ paymentId, status, orderId?, amount?, currency? }` from a webhook payload, or undefined when it is about no payment. */
+  extractPayment?: ExtractPayment;
+}
+
+export type StatusAuth = 'client-token-or-merchant' | 'merchant' | 'client-token';
+
+/** DESIGN.md decision 7: the common names. */
+export const DEFAULT_TERMINAL_STATUSES = Object.freeze({
+  confirmed: Object.freeze(['succeeded', 'confirmed', 'paid', 'captured']),
+  failed: Object.freeze(['failed', 'declined', 'canceled', 'cancelled', 'expired']),
+});
+
+/** What the library makes of a status: terminal either way, or not yet. */
+export type PaymentOutcome = 'confirmed' | 'failed' | 'unresolved';
+
+export interface PaymentsPolicy {
+  classify(status: string | null | undefined): PaymentOutcome;
+  statusAuth: StatusAuth;
+  pollBudgetMs: number;
+  pollIntervalMs: number;
+  pollMaxIntervalMs: number;
+  extractPayment: ExtractPayment;
+}
+
+const ms = z.custom<number>((v) => Number.isSafeInteger(v) && (v as number) >= 0, 'must be a whole number of milliseconds, 0 or more');
+const positiveMs = z.custom<number>((v) => Number.isSafeInteger(v) && (v as number) > 0, 'must be a positive whole number of milliseconds');
+const statusList = z.array(z.string().trim().min(1, 'must not contain an empty status'));
+const schema = z.object({
+  terminalStatuses: z.object({ confirmed: statusList.optional(), failed: statusList.optional() }).optional(),
+  statusAuth: z.enum(['client-token-or-merchant', 'merchant', 'client-token']).default('client-token-or-merchant'),
+  pollBudgetMs: ms.default(10_000),
+  pollIntervalMs: positiveMs.default(250),
+  pollMaxIntervalMs: positiveMs.default(4_000),
+  extractPayment: z.custom<ExtractPayment>((v) => typeof v === 'function', 'must be a function (payload) => { paymentId, status } | undefined').optional(),
+});
+
+/** Validates `payments` options once, at creation; throws CONFIG_INVALID naming the option. */
+export function resolvePaymentsOptions(options: PaymentsOptions = {}): PaymentsPolicy {
+  const result = schema.safeParse(options);
+  if (!result.success) throw configInvalid(result.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })));
+  const { terminalStatuses, statusAuth, pollBudgetMs, pollIntervalMs, pollMaxIntervalMs, extractPayment } = result.data;
+  const confirmed = new Set((terminalStatuses?.confirmed ?? DEFAULT_TERMINAL_STATUSES.confirmed).map((s) => s.toLowerCase()));
+  const failed = new Set((terminalStatuses?.failed ?? DEFAULT_TERMINAL_STATUSES.failed).map((s) => s.toLowerCase()));
+  const both = [...confirmed].filter((s) => failed.has(s));
+  if (both.length > 0) {
+    throw configInvalid([{ path: 'terminalStatuses', message: `names ${both.map((s) => `'${s}'`).join(', ')} both confirmed and failed` }]);
+  }
+  return {
+    classify: (status) => {
+      if (typeof status !== 'string') return 'unresolved';
+      const s = status.toLowerCase();
+      return confirmed.has(s) ? 'confirmed' : failed.has(s) ? 'failed' : 'unresolved';
+    },
+    statusAuth,
+    pollBudgetMs,
+    pollIntervalMs,
+    pollMaxIntervalMs: Math.max(pollIntervalMs, pollMaxIntervalMs),
+    extractPayment: extractPayment ?? defaultExtractPayment,
+  };
+}
+
+function configInvalid(problems: Array<{ path: string; message: string }>): PayError {
+  const text = problems.map((p) => `payments.${p.path} ${p.message}`).join('; ');
+  return new PayError('CONFIG_INVALID', `paywidget-server configuration: ${text}.`, { details: { options: problems.map((p) => `payments.${p.path}`) } });
+}

@@ -1,0 +1,197 @@
+import { formatCommerceDate, type CommerceOrder, type OrderIterateOptions } from '../commerce/index.js';
+import { PayError } from '../errors.js';
+import { toMinorUnits } from '../money/index.js';
+import type { LedgerEntry } from '../stores/ledger-store.js';
+import type { Logger } from '../types.js';
+import type { Ledger } from './ledger.js';
+
+export interface ReconcileOrdersOptions {
+  /** The window of order creation, as for `pay.orders.iterate`: a Date, or `YYYY-MM-DD HH:MM:SS` in UTC. Both required. */
+  createdFrom: string | Date;
+  createdTo: string | Date;
+  /** Told about each disagreement as it is found (awaited; throwing stops the walk). */
+  onFinding?: (finding: OrderFinding) => unknown;
+  /**
+   * Orders created up to this long before `createdFrom` are read too, only so that a payment
+   * confirmed inside the window for an order placed just before it is not reported as a payment for
+   * an unknown order. Default 24 hours.
+   */
+  lookbehindMs?: number;
+  /** Whether the platform considers the order paid. Default: `total_paid` > 0, or state processing, complete or closed. */
+  isPaid?: (order: CommerceOrder) => boolean;
+  signal?: AbortSignal;
+}
+
+export type OrderFindingKind =
+  /** The service confirmed a payment, but the order is not marked paid (still awaiting payment, or canceled). */
+  | 'payment_confirmed_order_unpaid'
+  /** The order is marked paid, but the ledger has no confirmed payment for it. */
+  | 'order_paid_without_payment'
+  /** A confirmed payment's amount or currency differs from the order's grand total. */
+  | 'amount_mismatch'
+  /** More than one confirmed payment for one order: the shopper may have been charged twice. */
+  | 'multiple_confirmed_payments'
+  /** A confirmed payment whose order id matches no order read (or that names no order). */
+  | 'payment_for_unknown_order';
+
+export interface OrderFinding {
+  kind: OrderFindingKind;
+  /** The order's increment_id; for an unknown order, the order id the payment names (if any). */
+  orderId?: string;
+  entityId?: number;
+  orderState?: string;
+  orderStatus?: string;
+  /** The payment concerned; for multiple_confirmed_payments, the first of `paymentIds`. */
+  paymentId?: string;
+  paymentIds?: string[];
+  paymentStatus?: string | null;
+  /** The order's grand total in minor units, and the payment's. */
+  expected?: { amount: number; currency: string };
+  actual?: { amount?: number; currency?: string };
+  /** One sentence for people. */
+  message: string;
+}
+
+export interface OrderReconciliationReport {
+  /** The window as read, `YYYY-MM-DD HH:MM:SS` UTC. */
+  createdFrom: string;
+  createdTo: string;
+  /** Orders created in the window. */
+  orders: number;
+  /** Orders marked paid with exactly one confirmed payment of the right amount. */
+  paid: number;
+  /** Orders not marked paid and without a confirmed payment (nothing to do). */
+  unpaid: number;
+  /** Every disagreement, in the order found. */
+  findings: OrderFinding[];
+  /** Findings per kind. */
+  counts: Record<OrderFindingKind, number>;
+}
+
+export interface ReconcileOrdersDeps {
+  ledger: Ledger;
+  iterate: (options: OrderIterateOptions) => AsyncIterable<CommerceOrder>;
+  logger: Logger;
+}
+
+const DEFAULT_LOOKBEHIND_MS = 24 * 60 * 60_000;
+const PAID_STATES: ReadonlySet<string> = new Set(['processing', 'complete', 'closed']);
+
+export function defaultIsPaid(order: CommerceOrder): boolean {
+  return (order.total_paid ?? 0) > 0 || PAID_STATES.has(order.state);
+}
+
+const toMs = (timestamp: string) => Date.parse(`${timestamp.replace(' ', 'T')}Z`);
+const invalid = (field: string, message: string) => new PayError('INVALID_INPUT', message, { details: { field } });
+
+function orderTotal(order: CommerceOrder): { amount: number; currency: string } | undefined {
+  try {
+    return { amount: toMinorUnits(String(order.grand_total), order.order_currency_code), currency: order.order_currency_code };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Walks the orders created in the window against the payment ledger. Ledger entries carry the order
+ * id given at minting, which is the order's increment_id when minting from an order; entity_id is
+ * accepted too. Reports per order: paid and confirmed (counted), confirmed but unpaid, paid without a
+ * confirmed payment, amount or currency mismatch, several confirmed payments; then the confirmed
+ * payments first seen in the window whose order is none of those read.
+ */
+export async function reconcileOrders(deps: ReconcileOrdersDeps, options: ReconcileOrdersOptions): Promise<OrderReconciliationReport> {
+  if (typeof options !== 'object' || options === null || options.createdFrom === undefined || options.createdTo === undefined) {
+    throw invalid('createdFrom', 'reconcileOrders needs a window: { createdFrom, createdTo } (Dates, or YYYY-MM-DD HH:MM:SS in UTC).');
+  }
+  const createdFrom = formatCommerceDate(options.createdFrom, 'createdFrom');
+  const createdTo = formatCommerceDate(options.createdTo, 'createdTo');
+  if (createdFrom > createdTo) throw invalid('createdFrom', `createdFrom (${createdFrom}) is after createdTo (${createdTo}).`);
+  const lookbehindMs = options.lookbehindMs ?? DEFAULT_LOOKBEHIND_MS;
+  if (!Number.isSafeInteger(lookbehindMs) || lookbehindMs < 0) throw invalid('lookbehindMs', `lookbehindMs must be a whole number of milliseconds, 0 or more (got ${String(lookbehindMs)}).`);
+  const isPaid = options.isPaid ?? defaultIsPaid;
+  const fromMs = toMs(createdFrom);
+  const toMsInclusive = toMs(createdTo) + 999;
+
+  const report: OrderReconciliationReport = {
+    createdFrom, createdTo, orders: 0, paid: 0, unpaid: 0, findings: [],
+    counts: { payment_confirmed_order_unpaid: 0, order_paid_without_payment: 0, amount_mismatch: 0, multiple_confirmed_payments: 0, payment_for_unknown_order: 0 },
+  };
+  const found = async (finding: OrderFinding) => {
+    report.findings.push(finding);
+    report.counts[finding.kind] += 1;
+    await options.onFinding?.(finding);
+  };
+  const known = new Set<string>();
+
+  const walkFrom = new Date(Math.max(0, fromMs - lookbehindMs));
+  for await (const order of deps.iterate({ createdFrom: walkFrom, createdTo, signal: options.signal })) {
+    known.add(order.increment_id);
+    known.add(String(order.entity_id));
+    if (order.created_at < createdFrom) continue; // read only to recognise its payments
+    report.orders += 1;
+    await checkOrder(deps.ledger, order, isPaid(order), report, found);
+  }
+
+  for await (const entry of deps.ledger.list({ outcome: 'confirmed', firstSeenFrom: fromMs, firstSeenTo: toMsInclusive })) {
+    if (entry.orderId !== undefined && known.has(entry.orderId)) continue;
+    await found({
+      kind: 'payment_for_unknown_order',
+      ...(entry.orderId === undefined ? {} : { orderId: entry.orderId }),
+      paymentId: entry.paymentId,
+      paymentStatus: entry.status,
+      actual: { ...(entry.amount === undefined ? {} : { amount: entry.amount }), ...(entry.currency === undefined ? {} : { currency: entry.currency }) },
+      message: entry.orderId === undefined
+        ? `Payment ${entry.paymentId} is confirmed but names no order.`
+        : `Payment ${entry.paymentId} is confirmed for order ${entry.orderId}, which is not among the orders created from ${formatCommerceDate(walkFrom)} to ${createdTo}.`,
+    });
+  }
+  deps.logger.info({ createdFrom, createdTo, orders: report.orders, paid: report.paid, findings: report.findings.length }, 'order reconciliation finished');
+  return report;
+}
+
+async function checkOrder(ledger: Ledger, order: CommerceOrder, paid: boolean, report: OrderReconciliationReport, found: (f: OrderFinding) => Promise<void>): Promise<void> {
+  const byId = new Map<string, LedgerEntry>();
+  for (const key of new Set([order.increment_id, String(order.entity_id)])) {
+    for (const entry of await ledger.byOrder(key)) byId.set(entry.paymentId, entry);
+  }
+  const confirmed = [...byId.values()].filter((e) => e.outcome === 'confirmed').sort((a, b) => a.firstSeenAt - b.firstSeenAt);
+  const base = { orderId: order.increment_id, entityId: order.entity_id, orderState: order.state, orderStatus: order.status };
+  const expected = orderTotal(order);
+  let agrees = true;
+
+  if (confirmed.length === 0) {
+    if (!paid) {
+      report.unpaid += 1;
+      return;
+    }
+    await found({ ...base, kind: 'order_paid_without_payment', ...(expected ? { expected } : {}), message: `Order ${order.increment_id} is marked paid (${order.state}/${order.status}) but no confirmed payment is recorded for it.` });
+    return;
+  }
+  const first = confirmed[0]!;
+  if (!paid) {
+    agrees = false;
+    await found({ ...base, kind: 'payment_confirmed_order_unpaid', paymentId: first.paymentId, paymentStatus: first.status, message: `Payment ${first.paymentId} is confirmed but order ${order.increment_id} is ${order.state}/${order.status}, not marked paid.` });
+  }
+  if (confirmed.length > 1) {
+    agrees = false;
+    const ids = confirmed.map((e) => e.paymentId);
+    await found({ ...base, kind: 'multiple_confirmed_payments', paymentId: first.paymentId, paymentIds: ids, message: `Order ${order.increment_id} has ${ids.length} confirmed payments (${ids.join(', ')}): the shopper may have been charged more than once.` });
+  }
+  for (const entry of confirmed) {
+    if (!expected || (entry.amount === undefined && entry.currency === undefined)) continue; // nothing to compare
+    const amountDiffers = entry.amount !== undefined && entry.amount !== expected.amount;
+    const currencyDiffers = entry.currency !== undefined && entry.currency !== expected.currency;
+    if (!amountDiffers && !currencyDiffers) continue;
+    agrees = false;
+    await found({
+      ...base,
+      kind: 'amount_mismatch',
+      paymentId: entry.paymentId,
+      paymentStatus: entry.status,
+      expected,
+      actual: { ...(entry.amount === undefined ? {} : { amount: entry.amount }), ...(entry.currency === undefined ? {} : { currency: entry.currency }) },
+      message: `Payment ${entry.paymentId} is for ${entry.amount ?? '?'} ${entry.currency ?? '?'} (minor units) but order ${order.increment_id} totals ${expected.amount} ${expected.currency}.`,
+    });
+  }
+  if (agrees) report.paid += 1;
+}

@@ -1,0 +1,99 @@
+import { PayError, toPayError } from '../errors.js';
+import type { LedgerEntry } from '../stores/ledger-store.js';
+import type { Logger } from '../types.js';
+import type { Ledger } from './ledger.js';
+import type { ReconcileOptions, ReconcileResult } from './reconcile.js';
+
+export interface ReconcilePendingOptions {
+  /** Only payments the ledger first heard of at least this long ago (ms); default 0, every one. */
+  olderThan?: number;
+  /** Payments polled at once (default 4). */
+  concurrency?: number;
+  /** Poll budget per payment (default 0: one poll each; the sweep is meant to run again later). */
+  budgetMs?: number;
+  /** Stops the sweep: no new payment is started; those in flight finish. */
+  signal?: AbortSignal;
+}
+
+/** A payment whose status the sweep moved. */
+export interface SweepChange {
+  paymentId: string;
+  orderId?: string;
+  /** The ledger's status before the sweep (null: none was known). */
+  from: string | null;
+  to: string | null;
+  outcome: ReconcileResult['outcome'];
+}
+
+export interface SweepReport {
+  /** Unresolved payments looked at. */
+  checked: number;
+  /** Payments whose status changed, with the new outcome. */
+  changed: SweepChange[];
+  /** Ids of payments still unresolved after their poll (left for the next sweep or a webhook). */
+  unresolved: string[];
+  /** Payments that could not be polled, e.g. an id the service does not know. */
+  errors: Array<{ paymentId: string; code: string; message: string }>;
+}
+
+export interface SweepDeps {
+  ledger: Ledger;
+  reconcile: (paymentId: string, options: ReconcileOptions) => Promise<ReconcileResult>;
+  now: () => number;
+  logger: Logger;
+}
+
+function invalid(field: string, message: string): PayError {
+  return new PayError('INVALID_INPUT', message, { details: { field } });
+}
+
+/**
+ * Polls every ledger entry that is not terminal, `concurrency` at a time, and reports what changed.
+ * One payment failing (an id the service does not know, a refusal) is reported and does not stop the
+ * others; a ledger store that fails does (STORE_UNAVAILABLE).
+ */
+export async function reconcilePending(deps: SweepDeps, options: ReconcilePendingOptions = {}): Promise<SweepReport> {
+  const olderThan = options.olderThan ?? 0;
+  const concurrency = options.concurrency ?? 4;
+  if (!Number.isFinite(olderThan) || olderThan < 0) throw invalid('olderThan', `olderThan must be a number of milliseconds, 0 or more (got ${String(olderThan)}).`);
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > 64) throw invalid('concurrency', `concurrency must be an integer from 1 to 64 (got ${String(concurrency)}).`);
+
+  const report: SweepReport = { checked: 0, changed: [], unresolved: [], errors: [] };
+  const entries = deps.ledger.list({ outcome: 'unresolved', firstSeenTo: deps.now() - olderThan })[Symbol.asyncIterator]();
+  let storeFailure: unknown;
+  const sweepOne = async (entry: LedgerEntry) => {
+    report.checked += 1;
+    try {
+      const result = await deps.reconcile(entry.paymentId, { budgetMs: options.budgetMs ?? 0, signal: options.signal });
+      if (result.status !== entry.status) {
+        const change: SweepChange = { paymentId: entry.paymentId, from: entry.status, to: result.status, outcome: result.outcome };
+        if (result.orderId !== undefined) change.orderId = result.orderId;
+        report.changed.push(change);
+      }
+      if (result.outcome === 'needs_reconciliation') report.unresolved.push(entry.paymentId);
+    } catch (error) {
+      const payError = toPayError(error);
+      if (payError.code === 'STORE_UNAVAILABLE') storeFailure ??= error;
+      report.errors.push({ paymentId: entry.paymentId, code: payError.code, message: payError.message });
+      report.unresolved.push(entry.paymentId);
+    }
+  };
+  const worker = async () => {
+    // Async generators queue concurrent next() calls, so the workers share one listing.
+    while (!options.signal?.aborted && storeFailure === undefined) {
+      let next: IteratorResult<LedgerEntry>;
+      try {
+        next = await entries.next();
+      } catch (error) {
+        storeFailure ??= error;
+        return;
+      }
+      if (next.done) return;
+      await sweepOne(next.value);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  if (storeFailure !== undefined) throw toPayError(storeFailure);
+  deps.logger.info({ checked: report.checked, changed: report.changed.length, unresolved: report.unresolved.length, errors: report.errors.length }, 'payment sweep finished');
+  return report;
+}

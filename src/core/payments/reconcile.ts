@@ -1,0 +1,129 @@
+import type { HttpPolicy } from '../config.js';
+import { PayError, UpstreamError } from '../errors.js';
+import type { LedgerEntry, LedgerSource } from '../stores/ledger-store.js';
+import type { Logger } from '../types.js';
+import type { Ledger } from './ledger.js';
+import { checkPaymentId, toClientToken, type PaymentStatus, type StatusOptions } from './status.js';
+
+export interface ReconcileOptions extends StatusOptions {
+  /** How long to poll for a terminal status (default `payments.pollBudgetMs`, 10 s). 0 polls once, with the usual HTTP time-outs. */
+  budgetMs?: number;
+  /** Stops polling early; the answer is then needs_reconciliation (unless the ledger already knows). */
+  signal?: AbortSignal;
+}
+
+export type ReconcileOutcome = 'confirmed' | 'failed' | 'needs_reconciliation';
+
+/** The answer of `pay.payments.reconcile()`. Holds no credential. */
+export interface ReconcileResult {
+  paymentId: string;
+  /** The last status known; null when no poll succeeded and the ledger knew nothing. */
+  status: string | null;
+  outcome: ReconcileOutcome;
+  /** How that status was learned (a webhook may have arrived while this call polled); null with a null status. */
+  source: LedgerSource | null;
+  orderId?: string;
+  amount?: number;
+  currency?: string;
+}
+
+export interface ReconcileDeps {
+  ledger: Ledger;
+  poll: (paymentId: string, options: StatusOptions, policy: Partial<HttpPolicy>) => Promise<PaymentStatus>;
+  http: HttpPolicy;
+  logger: Logger;
+  pollBudgetMs: number;
+  pollIntervalMs: number;
+  pollMaxIntervalMs: number;
+}
+
+/** The shortest window a poll gets, even at the end of the budget: a poll given no time is no poll. */
+const MIN_POLL_MS = 200;
+
+export function toReconcileResult(paymentId: string, entry: LedgerEntry | undefined): ReconcileResult {
+  const result: ReconcileResult = {
+    paymentId,
+    status: entry?.status ?? null,
+    outcome: entry?.outcome === 'confirmed' || entry?.outcome === 'failed' ? entry.outcome : 'needs_reconciliation',
+    source: entry && entry.status !== null ? entry.source : null,
+  };
+  if (entry?.orderId !== undefined) result.orderId = entry.orderId;
+  if (entry?.amount !== undefined) result.amount = entry.amount;
+  if (entry?.currency !== undefined) result.currency = entry.currency;
+  return result;
+}
+
+/** Errors that polling again cannot fix: bad input or configuration, an unknown payment, a refused credential. */
+function isPermanent(error: unknown): boolean {
+  if (!(error instanceof PayError)) return true;
+  if (error instanceof UpstreamError) return error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429;
+  return ['INVALID_INPUT', 'CONFIG_MISSING', 'CONFIG_INVALID', 'PAYMENT_NOT_FOUND', 'STORE_UNAVAILABLE'].includes(error.code);
+}
+
+/**
+ * Polls the status endpoint with back-off and jitter until the payment reaches a terminal status or
+ * the budget runs out, recording every answer in the ledger. A terminal status already in the ledger
+ * (a webhook got there first) answers at once. When the budget runs out the answer is
+ * `needs_reconciliation`, never an exception, and the payment stays in the ledger for the sweep;
+ * transport failures and 5xx along the way only cost polls. Permanent refusals (unknown payment,
+ * wrong credentials, bad input) throw.
+ */
+export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: string, options: ReconcileOptions = {}): Promise<ReconcileResult> {
+  const paymentId = checkPaymentId(paymentIdInput);
+  const clientToken = toClientToken(options.clientToken);
+  const budgetMs = options.budgetMs ?? deps.pollBudgetMs;
+  if (!Number.isFinite(budgetMs) || budgetMs < 0) {
+    throw new PayError('INVALID_INPUT', `budgetMs must be a number of milliseconds, 0 or more (got ${String(budgetMs)}).`, { details: { field: 'budgetMs' } });
+  }
+  const known = await deps.ledger.get(paymentId);
+  if (known && known.outcome !== 'unresolved') return toReconcileResult(paymentId, known);
+
+  const started = Date.now();
+  const deadline = started + budgetMs;
+  let polls = 0;
+  let lastError: PayError | undefined;
+  for (let attempt = 0; ; attempt++) {
+    const window = Math.max(MIN_POLL_MS, deadline - Date.now());
+    const policy = budgetMs === 0 ? {} : { totalTimeoutMs: Math.min(deps.http.totalTimeoutMs, window), attemptTimeoutMs: Math.min(deps.http.attemptTimeoutMs, window) };
+    try {
+      polls += 1;
+      const status = await deps.poll(paymentId, { clientToken }, policy);
+      const { paymentId: _id, outcome: _outcome, declineCode: _decline, ...facts } = status;
+      const { entry } = await deps.ledger.record({ ...facts, paymentId, source: 'poll' });
+      if (entry.outcome !== 'unresolved') return toReconcileResult(paymentId, entry);
+    } catch (error) {
+      if (isPermanent(error)) throw error;
+      lastError = error as PayError;
+    }
+    const left = deadline - Date.now();
+    if (left <= 0 || options.signal?.aborted) break;
+    const ceiling = Math.min(deps.pollMaxIntervalMs, deps.pollIntervalMs * 2 ** attempt);
+    // Equal jitter: never a burst of immediate polls, never all clients in step.
+    const pause = Math.min(left, ceiling / 2 + Math.random() * (ceiling / 2));
+    if (!(await sleep(pause, options.signal))) break;
+  }
+
+  // Out of budget. A webhook may have landed meanwhile; and a payment nobody could read is still recorded, so the sweep finds it.
+  const { entry } = await deps.ledger.record({ paymentId, status: null, source: 'poll' });
+  const result = toReconcileResult(paymentId, entry);
+  if (result.outcome === 'needs_reconciliation') {
+    deps.logger.warn({ paymentId, status: result.status, polls, elapsedMs: Date.now() - started, lastError: lastError?.code }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
+  }
+  return result;
+}
+
+/** Resolves true after `ms`, or false as soon as the signal aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve(false);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

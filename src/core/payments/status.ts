@@ -1,0 +1,103 @@
+import type { HttpPolicy, PaymentConfig } from '../config.js';
+import { PayError } from '../errors.js';
+import { assertOk, callUpstream, parseJsonBody } from '../http.js';
+import { Secret } from '../secret.js';
+import type { Logger } from '../types.js';
+import type { PaymentOutcome, StatusAuth } from './options.js';
+
+export interface StatusOptions {
+  /** The payment's `payment_client_token` (from `mobile/checkout` or `checkout`), when the caller has it. */
+  clientToken?: string | Secret;
+}
+
+/** What the status endpoint said, with the library's reading of it. Holds no credential. */
+export interface PaymentStatus {
+  paymentId: string;
+  /** The service's status value, as sent. */
+  status: string;
+  outcome: PaymentOutcome;
+  orderId?: string;
+  /** Integer minor units, when the service sends them. */
+  amount?: number;
+  currency?: string;
+  declineCode?: string;
+}
+
+export interface StatusContext {
+  /** Called only when the merchant credentials are needed, so CONFIG_MISSING names what is missing. */
+  payment: () => PaymentConfig;
+  http: HttpPolicy;
+  logger: Logger;
+  statusAuth: StatusAuth;
+  classify: (status: string) => PaymentOutcome;
+}
+
+const PAYMENT_ID = /^[^\s/?#\\]{1,200}$/;
+
+/** A payment id as it may go into a path: 1 to 200 characters, no whitespace, slash, `?`, `#` or backslash. */
+export function checkPaymentId(paymentId: unknown): string {
+  if (typeof paymentId !== 'string' || !PAYMENT_ID.test(paymentId)) {
+    const got = typeof paymentId === 'string' ? `'${paymentId.slice(0, 40)}'` : typeof paymentId;
+    throw new PayError('INVALID_INPUT', `paymentId must be the payment_id the payment service returned: 1 to 200 characters without spaces or slashes (got ${got}).`, { details: { field: 'paymentId' } });
+  }
+  return paymentId;
+}
+
+/** The token as a Secret, or undefined when absent or empty. */
+export function toClientToken(value: unknown): Secret | undefined {
+  if (value instanceof Secret) return value;
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new PayError('INVALID_INPUT', 'clientToken must be the payment_client_token string.', { details: { field: 'clientToken' } });
+  return new Secret(value);
+}
+
+/** The headers that authenticate the status call, by `payments.statusAuth`. */
+function credentials(ctx: StatusContext, token: Secret | undefined): { url: string; headers: Record<string, string>; by: 'client-token' | 'merchant' } {
+  if (token && ctx.statusAuth !== 'merchant') {
+    return { url: ctx.payment().apiUrl, headers: { authorization: `Bearer ${token.reveal()}` }, by: 'client-token' };
+  }
+  if (ctx.statusAuth === 'client-token') {
+    throw new PayError('INVALID_INPUT', "payments.statusAuth is 'client-token', so the status of a payment can only be read with its payment_client_token: pass { clientToken }. Set statusAuth to 'client-token-or-merchant' to use the merchant credentials otherwise.", { details: { field: 'clientToken' } });
+  }
+  const payment = ctx.payment();
+  return { url: payment.apiUrl, headers: { 'x-merchant-id': payment.merchantId, 'x-merchant-api-key': payment.apiKey.reveal() }, by: 'merchant' };
+}
+
+/**
+ * `GET /api/v1/payments/{payment_id}/status`, once (the HTTP layer retries transport failures, 5xx and
+ * 429). PAYMENT_NOT_FOUND (404) when the service does not know the id; any other refusal as an
+ * UpstreamError with the service's status and body.
+ */
+export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: string, options: StatusOptions = {}, policy?: Partial<HttpPolicy>): Promise<PaymentStatus> {
+  const paymentId = checkPaymentId(paymentIdInput);
+  const { url, headers, by } = credentials(ctx, toClientToken(options.clientToken));
+  const response = await callUpstream({
+    service: 'payment',
+    method: 'GET',
+    url: `${url}/api/v1/payments/${encodeURIComponent(paymentId)}/status`,
+    headers: { accept: 'application/json', ...headers },
+    policy,
+  }, ctx.http, ctx.logger);
+
+  if (response.status === 404) {
+    throw new PayError('PAYMENT_NOT_FOUND', `The payment service does not know payment ${paymentId}. Check the id: it is the payment_id the checkout answered.`, { details: { paymentId, where: 'payment service' } });
+  }
+  if (!response.ok) ctx.logger.warn({ paymentId, status: response.status, credential: by }, 'payment service refused a status call');
+  assertOk('payment', response);
+  const body = parseJsonBody('payment', response) as Record<string, unknown> | null;
+  const status = typeof body === 'object' && body !== null ? body.status : undefined;
+  if (typeof status !== 'string' || status.trim() === '') {
+    throw new PayError('UPSTREAM_INVALID_RESPONSE', `The payment service answered the status call for ${paymentId} without a status.`, { details: { service: 'payment', paymentId } });
+  }
+  if (typeof body?.payment_id === 'string' && body.payment_id !== paymentId) {
+    throw new PayError('UPSTREAM_INVALID_RESPONSE', `The payment service answered the status call for ${paymentId} with the status of another payment (${body.payment_id.slice(0, 60)}).`, { details: { service: 'payment', paymentId } });
+  }
+  const result: PaymentStatus = { paymentId, status, outcome: ctx.classify(status) };
+  const orderId = body?.order_id ?? body?.orderId;
+  if (typeof orderId === 'string' && orderId !== '') result.orderId = orderId;
+  if (typeof body?.amount === 'number' && Number.isSafeInteger(body.amount)) result.amount = body.amount;
+  if (typeof body?.currency === 'string' && /^[A-Za-z]{3}$/.test(body.currency)) result.currency = body.currency.toUpperCase();
+  if (typeof body?.decline_code === 'string') result.declineCode = body.decline_code;
+  ctx.logger.debug({ paymentId, status, credential: by }, 'payment status read');
+  return result;
+}

@@ -1,0 +1,83 @@
+import { PayError } from '../errors.js';
+import type { ReconcileOptions, ReconcileResult } from '../payments/reconcile.js';
+import { checkPaymentId } from '../payments/status.js';
+import { readJsonBody } from '../request-body.js';
+import type { Route } from '../router.js';
+import type { LedgerEntry } from '../stores/ledger-store.js';
+import type { PayResponse } from '../types.js';
+import { NO_STORE, runAuthorize, type Authorize, type HookRequest } from './widget-token.js';
+
+export interface PaymentRoutesDeps {
+  authorize: Authorize | undefined;
+  reconcile: (paymentId: string, options: ReconcileOptions) => Promise<ReconcileResult>;
+  lookup: (paymentId: string) => Promise<LedgerEntry | undefined>;
+}
+
+function json(status: number, body: unknown): PayResponse {
+  return { status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': NO_STORE }, body: JSON.stringify(body) };
+}
+
+/** The optional money facts, in the routes' snake_case. */
+function facts(source: { orderId?: string; amount?: number; currency?: string }): Record<string, unknown> {
+  return {
+    ...(source.orderId === undefined ? {} : { order_id: source.orderId }),
+    ...(source.amount === undefined ? {} : { amount: source.amount }),
+    ...(source.currency === undefined ? {} : { currency: source.currency }),
+  };
+}
+
+function clientTokenOf(body: unknown): string | undefined {
+  const token = typeof body === 'object' && body !== null ? (body as { payment_client_token?: unknown }).payment_client_token : undefined;
+  if (token === undefined || token === null || token === '') return undefined;
+  if (typeof token !== 'string') throw new PayError('INVALID_INPUT', 'payment_client_token must be a string.', { details: { field: 'payment_client_token' } });
+  return token;
+}
+
+/**
+ * `POST /payments/:paymentId/reconcile`: what a client calls after `onFailure` with
+ * `needsReconciliation`. Body (optional): `{ "payment_client_token": "…" }`. Polls within the
+ * configured budget and answers `200 { payment_id, status, outcome, source, order_id?, amount?, currency? }`;
+ * `outcome` is confirmed, failed or needs_reconciliation. The token is used, never echoed.
+ */
+export function reconcileRoute(deps: PaymentRoutesDeps): Route {
+  return {
+    method: 'POST',
+    path: '/payments/:paymentId/reconcile',
+    async handler(request, params) {
+      const hookRequest: HookRequest = { ...request, body: readJsonBody(request) };
+      await runAuthorize(deps.authorize, hookRequest);
+      const paymentId = checkPaymentId(params.paymentId);
+      const result = await deps.reconcile(paymentId, { clientToken: clientTokenOf(hookRequest.body) });
+      return json(200, { payment_id: result.paymentId, status: result.status, outcome: result.outcome, source: result.source, ...facts(result) });
+    },
+  };
+}
+
+/**
+ * `GET /payments/:paymentId`: what the ledger knows, without calling the payment service.
+ * `200 { payment_id, status, outcome, source, order_id?, amount?, currency?, first_seen_at, updated_at }`
+ * (`outcome`: confirmed, failed or unresolved); 404 PAYMENT_NOT_FOUND when it knows nothing.
+ */
+export function paymentRoute(deps: PaymentRoutesDeps): Route {
+  return {
+    method: 'GET',
+    path: '/payments/:paymentId',
+    async handler(request, params) {
+      await runAuthorize(deps.authorize, { ...request, body: readJsonBody(request) });
+      const paymentId = checkPaymentId(params.paymentId);
+      const entry = await deps.lookup(paymentId);
+      if (!entry) {
+        throw new PayError('PAYMENT_NOT_FOUND', `Nothing is recorded about payment ${paymentId} yet: no webhook or status poll has reported it. POST /payments/${paymentId}/reconcile asks the payment service.`, { details: { paymentId, where: 'ledger' } });
+      }
+      return json(200, {
+        payment_id: entry.paymentId,
+        status: entry.status,
+        outcome: entry.outcome,
+        source: entry.source,
+        ...facts(entry),
+        first_seen_at: new Date(entry.firstSeenAt).toISOString(),
+        updated_at: new Date(entry.updatedAt).toISOString(),
+      });
+    },
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * The payment ledger: what the library has learned about each payment, from status polls and
+ * webhooks, keyed by payment id.
+ *
+ * A status never moves backwards. `record()` applies this rule itself, atomically, from the
+ * outcome's rank alone (the store needs no list of status names):
+ *
+ * | outcome      | rank |
+ * |--------------|------|
+ * | `unresolved` | 0    |
+ * | `failed`     | 1    |
+ * | `confirmed`  | 2    |
+ *
+ * - no entry yet: the observation becomes the entry (`firstSeenAt` = `updatedAt` = `at`);
+ * - higher rank: status, outcome, source and `updatedAt` take the observation's;
+ * - same rank 0 (still unresolved): the status takes the newer value (e.g. processing → requires_action);
+ * - same terminal rank, or lower rank: the status stays (a late `pending` does not undo `succeeded`,
+ *   and the first terminal status of a rank is kept);
+ * - `orderId`, `amount`, `currency` fill in when the entry has none yet, whatever the rank.
+ *
+ * Confirmed outranks failed on purpose: money that the service says was taken must never be
+ * hidden behind an earlier failure.
+ *
+ * On Redis: one hash per payment (`ledger:pay:<id>`) with the fields below, and `record` as one Lua
+ * script that reads the hash, compares `rank` to ARGV, writes the fields that change, moves the id
+ * between the per-outcome sorted sets (`ledger:outcome:<outcome>`, scored by firstSeenAt) and adds it
+ * to `ledger:order:<orderId>`, then returns the resulting hash. `list` is ZRANGEBYSCORE over one
+ * sorted set, page by page; `byOrder` is SMEMBERS + HGETALL.
+ *
+ * Any method may throw (or reject) when the store is unreachable.
+ */
+export type LedgerOutcome = 'confirmed' | 'failed' | 'unresolved';
+
+export const OUTCOME_RANK: Readonly<Record<LedgerOutcome, number>> = Object.freeze({ unresolved: 0, failed: 1, confirmed: 2 });
+
+/** How the library learned a status. */
+export type LedgerSource = 'poll' | 'webhook';
+
+/** One observation of a payment, as handed to `record`. */
+export interface LedgerObservation {
+  paymentId: string;
+  /** The service's status; null when nothing is known yet (every poll failed), so a sweep still finds the payment. */
+  status: string | null;
+  outcome: LedgerOutcome;
+  source: LedgerSource;
+  /** When it was learned, in milliseconds. */
+  at: number;
+  orderId?: string;
+  amount?: number;
+  currency?: string;
+}
+
+export interface LedgerEntry {
+  paymentId: string;
+  status: string | null;
+  outcome: LedgerOutcome;
+  /** How the current status was learned. */
+  source: LedgerSource;
+  orderId?: string;
+  amount?: number;
+  currency?: string;
+  /** When the ledger first heard of the payment (ms). */
+  firstSeenAt: number;
+  /** When the entry last changed (ms). */
+  updatedAt: number;
+}
+
+export interface LedgerRecordResult {
+  /** The entry after this observation: the stored one, which may rank above the observation. */
+  entry: LedgerEntry;
+  /** The entry before it, if there was one. */
+  previous: LedgerEntry | undefined;
+  /** True when the status or outcome changed (or the entry is new). */
+  changed: boolean;
+}
+
+export interface LedgerQuery {
+  outcome: LedgerOutcome;
+  /** Only entries first seen at or after / at or before these instants (ms). */
+  firstSeenFrom?: number;
+  firstSeenTo?: number;
+}
+
+export interface LedgerStore {
+  get(paymentId: string): Promise<LedgerEntry | undefined>;
+  /** Applies one observation atomically by the rules above and answers the resulting entry. */
+  record(observation: LedgerObservation): Promise<LedgerRecordResult>;
+  /** The entries with this outcome, oldest first seen first. A store may page underneath. */
+  list(query: LedgerQuery): AsyncIterable<LedgerEntry>;
+  /** Every entry recorded against this order id. */
+  byOrder(orderId: string): Promise<LedgerEntry[]>;
+}
+
+/** The record rule, shared by the memory store and the tests of any other store. */
+export function applyObservation(current: LedgerEntry | undefined, observation: LedgerObservation): LedgerRecordResult {
+  const { paymentId, status, outcome, source, at, orderId, amount, currency } = observation;
+  if (!current) {
+    const entry: LedgerEntry = { paymentId, status, outcome, source, firstSeenAt: at, updatedAt: at };
+    if (orderId !== undefined) entry.orderId = orderId;
+    if (amount !== undefined) entry.amount = amount;
+    if (currency !== undefined) entry.currency = currency;
+    return { entry, previous: undefined, changed: true };
+  }
+  const entry: LedgerEntry = { ...current };
+  const incoming = OUTCOME_RANK[outcome];
+  const stored = OUTCOME_RANK[current.outcome];
+  const lateral = incoming === 0 && stored === 0 && status !== null && status !== current.status;
+  const changed = incoming > stored || lateral;
+  if (changed) Object.assign(entry, { status, outcome, source, updatedAt: at });
+  let filled = false;
+  if (entry.orderId === undefined && orderId !== undefined) [entry.orderId, filled] = [orderId, true];
+  if (entry.amount === undefined && amount !== undefined) [entry.amount, filled] = [amount, true];
+  if (entry.currency === undefined && currency !== undefined) [entry.currency, filled] = [currency, true];
+  if (filled && !changed) entry.updatedAt = Math.max(entry.updatedAt, at);
+  return { entry, previous: current, changed };
+}

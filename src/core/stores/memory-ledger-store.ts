@@ -1,0 +1,84 @@
+import { applyObservation, type LedgerEntry, type LedgerObservation, type LedgerQuery, type LedgerRecordResult, type LedgerStore } from './ledger-store.js';
+
+export interface MemoryLedgerStoreOptions {
+  /**
+   * Most payments kept (default 100,000). Past it the oldest entry with a final outcome goes first;
+   * unresolved entries are only dropped when nothing else is left, since they are the sweep's work.
+   */
+  maxEntries?: number;
+}
+
+/**
+ * The ledger in this process's memory: right for one instance, and lost on restart. Several
+ * instances, or a sweep run from another process (the CLI), need a shared store (Redis).
+ */
+export class MemoryLedgerStore implements LedgerStore {
+  readonly #entries = new Map<string, LedgerEntry>();
+  readonly #orders = new Map<string, Set<string>>();
+  readonly #maxEntries: number;
+
+  constructor(options: MemoryLedgerStoreOptions = {}) {
+    this.#maxEntries = options.maxEntries ?? 100_000;
+  }
+
+  async get(paymentId: string): Promise<LedgerEntry | undefined> {
+    const entry = this.#entries.get(paymentId);
+    return entry && { ...entry };
+  }
+
+  async record(observation: LedgerObservation): Promise<LedgerRecordResult> {
+    // Synchronous from read to write: nothing can interleave, which is what makes it atomic here.
+    const result = applyObservation(this.#entries.get(observation.paymentId), observation);
+    const { entry } = result;
+    this.#entries.set(entry.paymentId, entry);
+    if (entry.orderId !== undefined) {
+      let ids = this.#orders.get(entry.orderId);
+      if (!ids) this.#orders.set(entry.orderId, (ids = new Set()));
+      ids.add(entry.paymentId);
+    }
+    if (!result.previous && this.#entries.size > this.#maxEntries) this.#evict();
+    return { ...result, entry: { ...entry } };
+  }
+
+  async *list(query: LedgerQuery): AsyncIterable<LedgerEntry> {
+    const from = query.firstSeenFrom ?? -Infinity;
+    const to = query.firstSeenTo ?? Infinity;
+    // A snapshot: the caller may record while it iterates (the sweep does).
+    const matching = [...this.#entries.values()]
+      .filter((e) => e.outcome === query.outcome && e.firstSeenAt >= from && e.firstSeenAt <= to)
+      .sort((a, b) => a.firstSeenAt - b.firstSeenAt);
+    for (const entry of matching) yield { ...entry };
+  }
+
+  async byOrder(orderId: string): Promise<LedgerEntry[]> {
+    const ids = this.#orders.get(orderId);
+    if (!ids) return [];
+    return [...ids].flatMap((id) => {
+      const entry = this.#entries.get(id);
+      return entry ? [{ ...entry }] : [];
+    });
+  }
+
+  /** Entries held (for tests and diagnostics). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  #evict(): void {
+    let victim: LedgerEntry | undefined;
+    for (const entry of this.#entries.values()) {
+      if (entry.outcome !== 'unresolved') {
+        victim = entry;
+        break;
+      }
+      victim ??= entry;
+    }
+    if (!victim) return;
+    this.#entries.delete(victim.paymentId);
+    if (victim.orderId !== undefined) {
+      const ids = this.#orders.get(victim.orderId);
+      ids?.delete(victim.paymentId);
+      if (ids?.size === 0) this.#orders.delete(victim.orderId);
+    }
+  }
+}

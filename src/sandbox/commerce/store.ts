@@ -1,0 +1,186 @@
+import { matcher, type Criteria, type Filter } from './criteria.js';
+import { CURRENCIES, generateOrder, prng, STATES, type Order, type OrderFacts } from './generate.js';
+import { MagentoError, MESSAGES } from './magento.js';
+
+export interface OrderStoreOptions {
+  seed: number;
+  count: number;
+  /** Unix seconds of the first order. */
+  start: number;
+  /** Orders are spread over this many seconds. */
+  spread: number;
+}
+
+/** `YYYY-MM-DD HH:MM:SS` (UTC) ↔ unix seconds. */
+export const formatSeconds = (s: number) => new Date(s * 1000).toISOString().slice(0, 19).replace('T', ' ');
+export function parseSeconds(value: string): number | undefined {
+  if (!/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(value)) return undefined;
+  const ms = Date.parse(`${value.replace(' ', 'T')}Z`);
+  return Number.isNaN(ms) ? undefined : ms / 1000;
+}
+
+const NUMERIC_CONDITIONS = new Set(['eq', 'neq', 'gt', 'gteq', 'lt', 'lteq', 'from', 'to']);
+const sign = (n: number, condition: string) => {
+  switch (condition) {
+    case 'eq': return n === 0;
+    case 'neq': return n !== 0;
+    case 'gt': return n > 0;
+    case 'gteq': case 'from': return n >= 0;
+    case 'lt': return n < 0;
+    default: return n <= 0;
+  }
+};
+
+/**
+ * The sandbox's orders: generated ones are a few bytes each in typed arrays (created_at, state,
+ * currency) and built on demand; added or modified ones are kept whole. Searches scan the arrays,
+ * and the last few results are cached until an order changes.
+ */
+export class OrderStore {
+  private readonly created: Uint32Array;
+  private readonly state: Uint8Array;
+  private readonly currency: Uint8Array;
+  private readonly changed = new Map<number, Order>();
+  private readonly cache: Array<{ key: string; version: number; ids: number[] }> = [];
+  private last: Order | undefined;
+  private version = 0;
+  private nextId: number;
+
+  constructor(private readonly options: OrderStoreOptions) {
+    const { seed, count, start, spread } = options;
+    this.created = new Uint32Array(count);
+    this.state = new Uint8Array(count);
+    this.currency = new Uint8Array(count);
+    const gap = count > 0 ? spread / count : 0;
+    let at = start;
+    for (let i = 0; i < count; i++) {
+      const r = prng(seed, i + 1);
+      at += Math.floor(r() * 2 * gap);
+      this.created[i] = at;
+      const s = r();
+      this.state[i] = s < 0.3 ? 0 : s < 0.65 ? 1 : 2;
+      const c = r();
+      this.currency[i] = c < 0.4 ? 0 : c < 0.7 ? 1 : c < 0.85 ? 2 : 3;
+    }
+    this.nextId = count + 1;
+  }
+
+  get size(): number {
+    return this.nextId - 1;
+  }
+
+  private isBase(id: number): boolean {
+    return id >= 1 && id <= this.options.count && !this.changed.has(id);
+  }
+
+  private facts(id: number, created?: string, stateIndex?: number, currencyIndex?: number): OrderFacts {
+    const i = id - 1;
+    return { id, created: created ?? formatSeconds(this.created[i]!), stateIndex: stateIndex ?? this.state[i]!, currencyIndex: currencyIndex ?? this.currency[i]! };
+  }
+
+  get(id: number): Order | undefined {
+    if (!Number.isSafeInteger(id)) return undefined;
+    const changed = this.changed.get(id);
+    if (changed) return changed;
+    if (!this.isBase(id)) return undefined;
+    if (this.last?.entity_id !== id) this.last = generateOrder(this.options.seed, this.facts(id));
+    return this.last;
+  }
+
+  add(partial: Record<string, unknown>, nowSeconds: number): Order {
+    const id = this.nextId++;
+    const stateIndex = Math.max(0, STATES.findIndex((s) => s.state === partial.state));
+    const currencyIndex = Math.max(0, CURRENCIES.findIndex((c) => c.code === partial.order_currency_code));
+    const base = generateOrder(this.options.seed, this.facts(id, formatSeconds(nowSeconds), stateIndex, currencyIndex));
+    return this.put({ ...base, ...partial, entity_id: id });
+  }
+
+  set(id: number, patch: Record<string, unknown>): Order {
+    const current = this.get(id);
+    if (!current) throw new TypeError(`no sandbox order with entity_id ${id}`);
+    return this.put({ ...current, ...patch, entity_id: id });
+  }
+
+  private put(order: Order): Order {
+    this.changed.set(order.entity_id, order);
+    this.version += 1;
+    this.cache.length = 0;
+    return order;
+  }
+
+  /** A field of a base (unchanged, generated) order, from the arrays when it can. */
+  private baseValue(id: number, field: string): unknown {
+    switch (field) {
+      case 'entity_id': return id;
+      case 'created_at': return formatSeconds(this.created[id - 1]!);
+      case 'state': return STATES[this.state[id - 1]!]!.state;
+      case 'status': return STATES[this.state[id - 1]!]!.status;
+      case 'order_currency_code': return CURRENCIES[this.currency[id - 1]!]!.code;
+      case 'increment_id': return String(id).padStart(9, '0');
+      default: return this.get(id)![field];
+    }
+  }
+
+  private baseTest(filter: Filter): (id: number) => boolean {
+    const condition = filter.conditionType ?? 'eq';
+    const seconds = parseSeconds(filter.value);
+    if (filter.field === 'created_at' && seconds !== undefined && NUMERIC_CONDITIONS.has(condition)) {
+      return (id) => sign(this.created[id - 1]! - seconds, condition);
+    }
+    const test = matcher(filter);
+    return (id) => test(this.baseValue(id, filter.field));
+  }
+
+  /** entity_ids matching every group (a group: any of its filters), in the requested order. */
+  search(criteria: Criteria): number[] {
+    const key = JSON.stringify([criteria.groups, criteria.sort]);
+    const hit = this.cache.find((c) => c.key === key && c.version === this.version);
+    if (hit) return hit.ids;
+    const groups = criteria.groups.map((group) => group.map((f) => ({ base: this.baseTest(f), full: matcher(f), field: f.field })));
+    let lo = 1;
+    let hi = this.size;
+    for (const group of criteria.groups) {
+      const f = group[0]!;
+      const v = Number(f.value);
+      if (group.length !== 1 || f.field !== 'entity_id' || !Number.isFinite(v)) continue;
+      const c = f.conditionType ?? 'eq';
+      if (c === 'gt') lo = Math.max(lo, Math.floor(v) + 1);
+      else if (c === 'gteq' || c === 'from') lo = Math.max(lo, Math.ceil(v));
+      else if (c === 'lt') hi = Math.min(hi, Math.ceil(v) - 1);
+      else if (c === 'lteq' || c === 'to') hi = Math.min(hi, Math.floor(v));
+      else if (c === 'eq') [lo, hi] = [Math.max(lo, v), Math.min(hi, v)];
+    }
+    const ids: number[] = [];
+    for (let id = lo; id <= hi; id++) {
+      const changed = this.changed.size ? this.changed.get(id) : undefined;
+      if (changed) {
+        if (groups.every((g) => g.some((f) => f.full(changed[f.field])))) ids.push(id);
+      } else if (id <= this.options.count && groups.every((g) => g.some((f) => f.base(id)))) {
+        ids.push(id);
+      }
+    }
+    const sort = criteria.sort.filter((s) => s.field !== 'entity_id' || s.direction === 'DESC');
+    if (sort.length) {
+      const value = (id: number, field: string) => {
+        const changed = this.changed.get(id);
+        return changed ? changed[field] : this.baseValue(id, field);
+      };
+      ids.sort((a, b) => {
+        for (const s of criteria.sort) {
+          const x = value(a, s.field) as string | number;
+          const y = value(b, s.field) as string | number;
+          if (x !== y) return (x < y ? -1 : 1) * (s.direction === 'DESC' ? -1 : 1);
+        }
+        return a - b;
+      });
+    }
+    this.cache.unshift({ key, version: this.version, ids });
+    this.cache.length = Math.min(this.cache.length, 4);
+    return ids;
+  }
+
+  /** A missing order, as Magento says it. */
+  static notFound(): MagentoError {
+    return new MagentoError(404, MESSAGES.noSuchEntity);
+  }
+}

@@ -1,0 +1,66 @@
+/** Public types of the commerce-platform sandbox. */
+import type { FaultInjector } from '../payment/types.js';
+
+/** An order as the sandbox serves it (the shape of test/fixtures/commerce). */
+export type SandboxOrder = Record<string, unknown> & { entity_id: number };
+
+export interface CommerceSandboxOptions {
+  /** Port of the commerce platform; default 0 (ephemeral). Always 127.0.0.1. */
+  port?: number;
+  /** Generated orders, entity_id 1…n (default 50; several hundred thousand are fine: built on demand). */
+  orders?: number;
+  /** Seed of the generator (default 1): the same seed gives the same orders. */
+  seed?: number;
+  /** created_at of the first order, `YYYY-MM-DD HH:MM:SS` UTC (default `2025-01-01 00:00:00`). */
+  startDate?: string;
+  /** The orders' created_at spread over this many days, ascending with entity_id (default 365). */
+  spreadDays?: number;
+  /** Admin username (default `sandbox_admin`) and password (default random). */
+  username?: string;
+  password?: string;
+  /** Admin token lifetime by the sandbox clock (default 4 hours). */
+  tokenLifetimeMs?: number;
+  /** Failed logins in a row that lock the account (default 6), and for how long (default 30 minutes). */
+  lockoutFailures?: number;
+  lockoutMs?: number;
+  /** Refuse username/password logins with Magento's 2FA message (default false). */
+  twoFactor?: boolean;
+  /** Old Magento (< 2.4): a page past the end answers the last page again (default false: no items). */
+  lastPageAgain?: boolean;
+  /** Refuse a larger `searchCriteria[pageSize]` with 400 "Maximum SearchCriteria pageSize is N" (default: no cap). */
+  maxPageSize?: number;
+}
+
+export interface SandboxCommerceStats {
+  tokenRequests: number;
+  tokensIssued: number;
+  /** Order calls refused with 401 (missing, unknown or expired token). */
+  unauthorized: number;
+  orderReads: number;
+  searches: number;
+  /** The most requests the platform was answering at once. */
+  maxConcurrentRequests: number;
+}
+
+export interface SandboxCommerce {
+  /** Fault rules for the commerce routes (`/rest/…`), as `sb.faults` for the payment service. */
+  readonly faults: FaultInjector;
+  /** Orders so far (generated and added); entity_ids are 1…orderCount. */
+  readonly orderCount: number;
+  /** One order as the API would serve it. */
+  order(entityId: number): SandboxOrder | undefined;
+  /** Adds an order (next entity_id, created now by the sandbox clock) built like a generated one, then `partial` on top. */
+  addOrder(partial?: Record<string, unknown>): SandboxOrder;
+  /** Changes fields of an order (shallow merge); throws on an unknown id. */
+  setOrder(entityId: number, patch: Record<string, unknown>): SandboxOrder;
+  /** Every admin token issued so far stops working (as if its lifetime had passed). */
+  expireTokens(): void;
+  /** The admin tokens issued so far (to check that none leaks). */
+  issuedTokens(): string[];
+  setTwoFactor(enabled: boolean): void;
+  setLastPageAgain(enabled: boolean): void;
+  setMaxPageSize(max: number | undefined): void;
+  /** Counters since start (or the last resetStats). */
+  stats(): SandboxCommerceStats;
+  resetStats(): void;
+}

@@ -1,0 +1,192 @@
+/**
+ * The Express example's checkout page in Debian's Chromium (playwright-core, no downloaded browser):
+ * the widget from the sandbox's widget host, paying with the test cards, and the merchant backend
+ * verifying the webhook of the successful payment. CI installs /usr/bin/chromium (.ci/run).
+ */
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createPay, type WebhookEvent } from 'paywidget-server';
+import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createApp } from '../../examples/express/app.js';
+import { checkoutFor } from '../../examples/shared/orders.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOT = fileURLToPath(new URL('../../test-results/checkout-success.png', import.meta.url));
+const WIDGET = 'iframe[data-pay-widget]';
+
+interface HostMessage { type: string; origin: string; keys: string[] }
+
+let sandbox: Sandbox;
+let server: Server;
+let appUrl: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const verified: WebhookEvent[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH).`);
+  sandbox = await startSandbox();
+  const pay = createPay({
+    payment: { apiUrl: sandbox.paymentUrl, merchantId: sandbox.merchantId, apiKey: sandbox.apiKey, webhookSecret: sandbox.webhookSecret },
+    resolveCheckout: ({ body }) => checkoutFor(body),
+  });
+  pay.webhooks.on('payment.succeeded', (event) => void verified.push(event));
+  // The page's script tag uses the integrity the sandbox publishes.
+  const published = (await (await fetch(`${sandbox.widgetUrl}/widget/v1/integrity.json`)).json()) as { integrity: string };
+  const app = createApp(pay, { widget: { widgetHost: sandbox.widgetUrl, integrity: published.integrity, apiUrl: sandbox.paymentUrl } });
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  appUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  sandbox.setWebhookUrl(`${appUrl}/pay/webhooks`);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  server?.closeAllConnections();
+  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  await sandbox?.close();
+});
+
+beforeEach(async () => {
+  context = await browser.newContext();
+  // What the host page itself hears from the widget (the document: messages go to the host page).
+  await context.addInitScript(() => {
+    const seen: HostMessage[] = [];
+    (window as unknown as { payMessages: HostMessage[] }).payMessages = seen;
+    window.addEventListener('message', (event) => {
+      const data = event.data as { source?: string; type?: string } | null;
+      if (data?.source === 'pay-widget') seen.push({ type: String(data.type), origin: event.origin, keys: Object.keys(data) });
+    });
+  });
+  page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+});
+
+afterEach(async () => {
+  await context.close();
+});
+
+async function openCheckout(query: string) {
+  await page.goto(`${appUrl}/checkout?${query}`);
+  const frame = page.frameLocator(WIDGET);
+  await frame.getByLabel('Card number').waitFor();
+  return frame;
+}
+
+async function payWithCard(frame: ReturnType<Page['frameLocator']>, number: string) {
+  await frame.getByLabel('Card number').fill(number);
+  await frame.getByLabel('Expiry (MM/YY)').fill('12/34');
+  await frame.getByLabel('Security code').fill('123');
+  await frame.locator('form.card-form').getByRole('button').click();
+}
+
+const outcome = (state: string) => page.locator(`#outcome[data-state="${state}"]`);
+const hostMessages = () => page.evaluate(() => (window as unknown as { payMessages: HostMessage[] }).payMessages);
+
+describe('checkout page with the sandbox widget, in Chromium', () => {
+  it('pays with the succeeding card: success screen, continue to shop, webhook verified by the backend', async () => {
+    const frame = await openCheckout('orderId=1001');
+    await expect(frame.locator('form.card-form').getByRole('button').textContent()).resolves.toContain('19.99');
+    // The frame reports its height and the loader sizes the iframe to it.
+    await page.waitForFunction((selector) => {
+      const resize = (window as unknown as { payMessages: HostMessage[] }).payMessages.some((m) => m.type === 'widget:resize');
+      return resize && document.querySelector(selector)!.getBoundingClientRect().height !== 360;
+    }, WIDGET);
+
+    await payWithCard(frame, sandbox.testCards.succeeds);
+    await frame.getByRole('heading', { name: 'Payment successful' }).waitFor();
+    await outcome('succeeded').waitFor();
+    const paymentId = await outcome('succeeded').getAttribute('data-payment-id');
+    expect(paymentId).toMatch(/^pay_/);
+    expect(sandbox.payments.get(paymentId!)?.status).toBe('succeeded');
+    expect(await page.locator(WIDGET).count()).toBe(1); // the widget stays visible after success
+    await mkdir(dirname(SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+
+    await frame.getByRole('button', { name: 'Continue to shop' }).click();
+    await page.locator(WIDGET).waitFor({ state: 'detached' });
+    await expect(outcome('done').textContent()).resolves.toBe('Thank you! Your payment for order 1001 is confirmed.');
+
+    const messages = await hostMessages();
+    expect(messages.map((m) => m.type).filter((t) => t !== 'widget:resize')).toEqual(['widget:ready', 'widget:success', 'widget:continue-to-shop']);
+    expect(new Set(messages.map((m) => m.origin))).toEqual(new Set([sandbox.widgetUrl]));
+    expect(messages.flatMap((m) => m.keys)).not.toContain('widgetToken');
+
+    await expect.poll(() => verified.map((e) => (e.payload as { data: { payment_id: string } }).data.payment_id), { timeout: 5000 }).toContain(paymentId);
+    await sandbox.webhooks.idle();
+    expect(sandbox.webhooks.delivered.find((d) => d.paymentId === paymentId)).toMatchObject({ ok: true, status: 200, type: 'payment.succeeded' });
+  });
+
+  it('shows the decline message on the page and removes the widget', async () => {
+    const frame = await openCheckout('orderId=1002');
+    await payWithCard(frame, sandbox.testCards.declines);
+    await expect(outcome('failed').textContent()).resolves.toBe('Your card was declined. Try another card.');
+    await page.locator(WIDGET).waitFor({ state: 'detached' });
+    expect(await page.locator('#retry').isVisible()).toBe(true);
+    expect((await hostMessages()).map((m) => m.type)).toContain('widget:failure');
+  });
+
+  it('cancels: the page shows it and the widget is gone', async () => {
+    const frame = await openCheckout('orderId=1003');
+    await frame.getByRole('button', { name: 'Cancel' }).click();
+    await expect(outcome('cancelled').textContent()).resolves.toBe('Checkout cancelled.');
+    expect(await page.locator(WIDGET).count()).toBe(0);
+    // mount: null without a container; unmount removes the frame.
+    const api = await page.evaluate(() => {
+      const { PayWidget } = window as unknown as { PayWidget: { mount(c: unknown, o: object): { unmount(): void } | null } };
+      const missing = PayWidget.mount('#no-such-container', { widgetToken: 'wt_x' });
+      const mounted = PayWidget.mount(document.body, { widgetToken: 'wt_x' });
+      const framed = document.querySelectorAll('iframe[data-pay-widget]').length;
+      mounted?.unmount();
+      return { missing, framed, left: document.querySelectorAll('iframe[data-pay-widget]').length };
+    });
+    expect(api).toEqual({ missing: null, framed: 1, left: 0 });
+  });
+
+  it('passes a 3DS challenge shown inside the widget', async () => {
+    const frame = await openCheckout('orderId=1002');
+    await payWithCard(frame, sandbox.testCards.requires3ds);
+    await frame.frameLocator('iframe.challenge-frame').getByRole('button', { name: 'Pass' }).click();
+    await frame.getByRole('heading', { name: 'Payment successful' }).waitFor();
+    await outcome('succeeded').waitFor();
+  });
+
+  it('pays with a saved card of a known shopper, and with pay by bank approved in the bank window', async () => {
+    const saved = await openCheckout(`orderId=1003&email=${encodeURIComponent(sandbox.testShopper.email)}`);
+    await saved.getByRole('button', { name: /Pay with Mastercard/ }).click();
+    await saved.getByRole('heading', { name: 'Payment successful' }).waitFor();
+
+    const bank = await openCheckout('orderId=1001');
+    const popup = page.waitForEvent('popup');
+    await bank.getByRole('button', { name: 'Pay by bank' }).click();
+    const bankPage = await popup;
+    await bankPage.getByRole('button', { name: 'Approve' }).click();
+    await bank.getByRole('heading', { name: 'Payment successful' }).waitFor();
+    await outcome('succeeded').waitFor();
+  });
+
+  it('pay by bank abandoned (bank window closed, still pending): needsReconciliation, no retry offered', async () => {
+    const frame = await openCheckout('orderId=1002');
+    const popup = page.waitForEvent('popup');
+    await frame.getByRole('button', { name: 'Pay by bank' }).click();
+    const bankPage = await popup;
+    await bankPage.getByRole('button', { name: 'Approve' }).waitFor();
+    await bankPage.close();
+    await outcome('pending').waitFor({ timeout: 15_000 });
+    await expect(outcome('pending').textContent()).resolves.toContain('We could not confirm your payment yet');
+    expect(await page.locator('#retry').isVisible()).toBe(false);
+    const paymentId = await outcome('pending').getAttribute('data-payment-id');
+    expect(sandbox.payments.get(paymentId!)?.status).toBe('pending'); // it may still be approved later
+  }, 25_000);
+});

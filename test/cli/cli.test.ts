@@ -1,0 +1,165 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
+import { main } from '../../src/cli/main.js';
+
+let sb: Sandbox;
+let dir: string;
+beforeAll(async () => {
+  sb = await startSandbox({ commerce: { orders: 480 } });
+  dir = await mkdtemp(join(tmpdir(), 'paywidget-cli-'));
+});
+afterAll(async () => {
+  await sb.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const env = () => ({ COMMERCE_URL: sb.commerceUrl, COMMERCE_USERNAME: sb.commerceUsername, COMMERCE_PASSWORD: sb.commercePassword });
+
+/** A stream that keeps what is written; `onWrite` may fail or stop the command. */
+function sink(options: { tty?: boolean; onWrite?: (text: string, all: string) => Error | void } = {}) {
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      text += chunk.toString('utf8');
+      callback(options.onWrite?.(chunk.toString('utf8'), text) ?? null);
+    },
+  }) as Writable & { isTTY?: boolean; columns?: number };
+  if (options.tty) Object.assign(stream, { isTTY: true, columns: 100 });
+  return { stream, text: () => text };
+}
+
+async function run(argv: string[], io: { env?: Record<string, string | undefined>; stdout?: ReturnType<typeof sink>; stderr?: ReturnType<typeof sink>; signal?: AbortSignal } = {}) {
+  const stdout = io.stdout ?? sink();
+  const stderr = io.stderr ?? sink();
+  const code = await main(argv, { stdout: stdout.stream, stderr: stderr.stream, env: io.env ?? env(), signal: io.signal });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+const lines = (text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { entity_id: number });
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe('paywidget CLI', () => {
+  it.each([
+    [['--help'], 0, 'stdout', /Usage: paywidget <command>[\s\S]*orders/],
+    [[], 2, 'stderr', /Usage: paywidget <command>/],
+    [['orders', '--help'], 0, 'stdout', /get <entity_id>[\s\S]*sync/],
+    [['orders', 'get', '--help'], 0, 'stdout', /Usage: paywidget orders get <entity_id>[\s\S]*COMMERCE_URL/],
+    [['orders', 'sync', '-h'], 0, 'stdout', /--checkpoint FILE[\s\S]*--out FILE/],
+    [['refunds'], 2, 'stderr', /paywidget: unknown command 'refunds'[\s\S]*paywidget --help/],
+    [['orders', 'sync', '--bogus'], 2, 'stderr', /Unknown option '--bogus'[\s\S]*paywidget orders sync --help/],
+    [['orders', 'sync', '--from', 'yesterday'], 2, 'stderr', /--from 'yesterday' is not a date/],
+    [['orders', 'sync', '--page-size', '0'], 2, 'stderr', /--page-size must be a positive integer/],
+    [['orders', 'get'], 2, 'stderr', /expected one order entity_id/],
+    [['orders', 'get', '1', '2'], 2, 'stderr', /expected one order entity_id/],
+  ])('%j exits %i with help or a clear error', async (argv, code, where, pattern) => {
+    const result = await run(argv);
+    expect(result.code).toBe(code);
+    expect(result[where as 'stdout' | 'stderr']).toMatch(pattern);
+  });
+
+  it('needs only the COMMERCE_* variables, and names them when missing', async () => {
+    const result = await run(['orders', 'get', '1'], { env: {} });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/COMMERCE_URL, COMMERCE_USERNAME and COMMERCE_PASSWORD.*\[CONFIG_MISSING\]/);
+    const half = await run(['orders', 'get', '1'], { env: { COMMERCE_URL: sb.commerceUrl } });
+    expect(half.stderr).toMatch(/COMMERCE_USERNAME/);
+  });
+
+  it('orders get prints the order as JSON', async () => {
+    const result = await run(['orders', 'get', '17']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual(sb.commerce.order(17));
+    const missing = await run(['orders', 'get', '99999']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/Order 99999 was not found.*\[ORDER_NOT_FOUND\]/);
+    const wrong = await run(['orders', 'get', '1'], { env: { ...env(), COMMERCE_PASSWORD: 'wrong' } });
+    expect(wrong.stderr).toMatch(/\[COMMERCE_AUTH_FAILED\]/);
+    expect(wrong.stderr + missing.stderr).not.toContain(sb.commercePassword);
+  });
+
+  it('orders sync writes NDJSON to stdout, filtered', async () => {
+    const from = sb.commerce.order(100)!.created_at as string;
+    const result = await run(['orders', 'sync', '--status', 'pending', '--status', 'complete', '--from', from, '--to', '2030-01-01', '--page-size', '40']);
+    expect(result.code).toBe(0);
+    const expected = range(100, 480).filter((id) => ['pending', 'complete'].includes(sb.commerce.order(id)!.status as string));
+    expect(lines(result.stdout).map((o) => o.entity_id)).toEqual(expected);
+    expect(result.stderr).toMatch(new RegExp(`Synced ${expected.length} orders`));
+    expect(result.stderr).not.toContain('\r'); // no progress bar when stderr is not a terminal
+  });
+
+  it('orders sync resumes from its checkpoint file after a stop, and appends to --out', async () => {
+    const checkpoint = join(dir, 'stop.checkpoint.json');
+    const out = join(dir, 'stop.ndjson');
+    const controller = new AbortController();
+    let bars = 0;
+    const stderr = sink({ tty: true, onWrite: (text) => void (text.startsWith('\r') && ++bars === 2 && controller.abort()) });
+    const first = await run(['orders', 'sync', '--checkpoint', checkpoint, '--out', out, '--page-size', '50'], { stderr, signal: controller.signal });
+    expect(first.code).toBe(130);
+    expect(first.stderr).toMatch(/\r\[#+-*\]\s+\d+%\s+\d+\/480 orders/);
+    expect(first.stderr).toMatch(/Stopped after \d+ orders; position: entity_id \d+\. Run the same command to continue\./);
+    const partial = lines(await readFile(out, 'utf8')).length;
+    expect(partial).toBeGreaterThanOrEqual(50);
+    expect(partial).toBeLessThan(480);
+
+    const second = await run(['orders', 'sync', '--checkpoint', checkpoint, '--out', out, '--page-size', '50']);
+    expect(second.code).toBe(0);
+    expect(lines(await readFile(out, 'utf8')).map((o) => o.entity_id)).toEqual(range(1, 480));
+    // Finished: a later run writes only new orders.
+    sb.commerce.addOrder();
+    await run(['orders', 'sync', '--checkpoint', checkpoint, '--out', out]);
+    expect(lines(await readFile(out, 'utf8')).map((o) => o.entity_id)).toEqual(range(1, 481));
+    // A fresh run (no checkpoint position) starts the file over.
+    await run(['orders', 'sync', '--out', out, '--status', 'complete']);
+    expect(lines(await readFile(out, 'utf8')).every((o) => sb.commerce.order(o.entity_id)!.status === 'complete')).toBe(true);
+  });
+
+  it('orders sync stops on a failing output with exit 1, and the next run delivers the rest', async () => {
+    const checkpoint = join(dir, 'crash.checkpoint.json');
+    let count = 0;
+    const broken = sink({ onWrite: () => (++count > 130 ? new Error('EIO: output device failed') : undefined) });
+    const first = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50'], { stdout: broken });
+    expect(first.code).toBe(1);
+    expect(first.stderr).toMatch(/EIO: output device failed/);
+    const saved = JSON.parse(JSON.parse(await readFile(checkpoint, 'utf8'))['orders-sync']) as { lastEntityId: number };
+    expect(saved.lastEntityId).toBeLessThanOrEqual(130);
+    const second = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50']);
+    expect(second.code).toBe(0);
+    const rest = lines(second.stdout).map((o) => o.entity_id);
+    expect(rest[0]).toBe(saved.lastEntityId + 1);
+    expect(rest.at(-1)).toBe(sb.commerce.orderCount);
+  });
+
+  it('refuses a checkpoint file it did not write', async () => {
+    const checkpoint = join(dir, 'junk.json');
+    await import('node:fs/promises').then((fs) => fs.writeFile(checkpoint, '[1,2]'));
+    const result = await run(['orders', 'sync', '--checkpoint', checkpoint]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/not a checkpoint file written by paywidget/);
+  });
+});
+
+describe('paywidget as a process', () => {
+  const cli = fileURLToPath(new URL('../../src/cli/index.ts', import.meta.url));
+  const exec = (args: string[]) => new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', cli, ...args], { env: { ...process.env, ...env() } }, (error, stdout, stderr) => {
+      resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
+    });
+  });
+
+  it('prints an order, syncs NDJSON, and exits 2 on bad usage', async () => {
+    const [get, sync, bad] = await Promise.all([exec(['orders', 'get', '5']), exec(['orders', 'sync', '--status', 'processing']), exec(['orders', 'get', 'five'])]);
+    expect(get.code).toBe(0);
+    expect(JSON.parse(get.stdout)).toEqual(sb.commerce.order(5));
+    expect(sync.code).toBe(0);
+    expect(lines(sync.stdout).every((o) => sb.commerce.order(o.entity_id)!.status === 'processing')).toBe(true);
+    expect(sync.stderr).toMatch(/Synced \d+ orders/);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/expected one order entity_id/);
+  });
+});

@@ -1,0 +1,101 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
+import { main } from '../../src/cli/main.js';
+
+let sb: Sandbox;
+beforeAll(async () => {
+  sb = await startSandbox({ commerce: { orders: 10 } });
+});
+afterAll(() => sb.close());
+
+const env = () => ({
+  PAY_API_URL: sb.paymentUrl, PAY_MERCHANT_ID: sb.merchantId, PAY_MERCHANT_API_KEY: sb.apiKey,
+  COMMERCE_URL: sb.commerceUrl, COMMERCE_USERNAME: sb.commerceUsername, COMMERCE_PASSWORD: sb.commercePassword,
+});
+
+function sink() {
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      text += chunk.toString('utf8');
+      callback();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+async function run(argv: string[], environment: Record<string, string | undefined> = env()) {
+  const stdout = sink();
+  const stderr = sink();
+  const code = await main(argv, { stdout: stdout.stream, stderr: stderr.stream, env: environment });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+describe('paywidget payments reconcile', () => {
+  it('prints the outcome; exit 0 confirmed, 3 failed, 4 unresolved', async () => {
+    const confirmed = sb.payments.create({ amount: 1999, currency: 'EUR', orderId: '000000042', status: 'succeeded' });
+    const ok = await run(['payments', 'reconcile', confirmed.id]);
+    expect(ok).toMatchObject({ code: 0, stderr: '' });
+    expect(ok.stdout).toMatch(new RegExp(`payment\\s+${confirmed.id}\\n`));
+    expect(ok.stdout).toMatch(/outcome\s+confirmed/);
+    expect(ok.stdout).toMatch(/amount\s+19\.99 EUR/);
+
+    const declined = sb.payments.create({ amount: 500, currency: 'USD', orderId: 'o-2', status: 'declined' });
+    const failed = await run(['payments', 'reconcile', declined.id, '--json']);
+    expect(failed.code).toBe(3);
+    expect(JSON.parse(failed.stdout)).toEqual({ paymentId: declined.id, status: 'declined', outcome: 'failed', source: 'poll', orderId: 'o-2', amount: 500, currency: 'USD' });
+
+    const pending = sb.payments.create({ amount: 500, currency: 'USD', orderId: 'o-3', method: 'pay_by_bank' });
+    const unresolved = await run(['payments', 'reconcile', pending.id, '--budget', '50']);
+    expect(unresolved.code).toBe(4);
+    expect(unresolved.stdout).toMatch(/status\s+pending\noutcome\s+needs_reconciliation/);
+
+    for (const r of [ok, failed, unresolved]) {
+      for (const secret of [sb.apiKey, confirmed.paymentClientToken, declined.paymentClientToken]) expect(r.stdout + r.stderr).not.toContain(secret);
+    }
+  });
+
+  it('fails clearly for an unknown payment, missing settings and bad usage', async () => {
+    const unknown = await run(['payments', 'reconcile', 'pay_nobody']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/paywidget payments reconcile: The payment service does not know payment pay_nobody.*\[PAYMENT_NOT_FOUND\]/);
+
+    const unconfigured = await run(['payments', 'reconcile', 'pay_x'], {});
+    expect(unconfigured.code).toBe(1);
+    expect(unconfigured.stderr).toContain('PAY_MERCHANT_API_KEY');
+
+    expect((await run(['payments', 'reconcile'])).code).toBe(2);
+    expect((await run(['payments', 'reconcile', 'p', '--budget', '-1'])).stderr).toContain('--budget');
+    const help = await run(['payments', 'reconcile', '--help']);
+    expect(help.stdout).toMatch(/merchant credentials[\s\S]*Exit codes: 0 confirmed, 3 failed, 4 still unresolved/);
+  });
+});
+
+describe('paywidget reconcile', () => {
+  it('prints the disagreements as a table, and --json; the in-memory ledger is explained in --help', async () => {
+    const from = new Date(Date.now() - 1_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const paid = sb.commerce.addOrder({ state: 'processing', status: 'processing' });
+    sb.commerce.addOrder({ state: 'new', status: 'pending' });
+    const to = new Date(Date.now() + 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
+
+    const table = await run(['reconcile', '--from', from, '--to', to]);
+    expect(table.code).toBe(3);
+    const [header, rule, row] = table.stdout.split('\n');
+    expect(header).toMatch(/^FINDING\s+ORDER\s+ENTITY_ID\s+PAYMENT\s+DETAIL$/);
+    expect(rule).toMatch(/^-+\s+-+/);
+    expect(row).toMatch(new RegExp(`^order_paid_without_payment\\s+${paid.increment_id as string}\\s+${paid.entity_id}\\s+-\\s+order processing/processing$`));
+    expect(table.stdout).toContain('2 orders created');
+    expect(table.stdout).toContain('0 paid and confirmed, 1 unpaid, 1 disagreement.');
+
+    const json = await run(['reconcile', '--from', from, '--to', to, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ orders: 2, paid: 0, unpaid: 1, findings: [{ kind: 'order_paid_without_payment', entityId: paid.entity_id }] });
+
+    const quiet = await run(['reconcile', '--from', '2020-01-01', '--to', '2020-01-31']);
+    expect(quiet).toMatchObject({ code: 0, stdout: '0 orders created 2020-01-01 00:00:00 to 2020-01-31 23:59:59 (UTC): 0 paid and confirmed, 0 unpaid, 0 disagreements.\n' });
+
+    expect((await run(['reconcile', '--help'])).stdout).toMatch(/in memory and empty[\s\S]*Redis ledger/);
+    expect((await run(['reconcile', '--from', '2020-01-01'])).stderr).toContain('--from and --to are both required');
+    expect((await run(['--help'])).stdout).toMatch(/payments\s+read and reconcile payments[\s\S]*reconcile\s+cross-check/);
+  });
+});

@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPay, type Pay } from 'paywidget-server';
+import type { Sandbox } from 'paywidget-server/sandbox';
+import { commerceSandbox, FAST_HTTP, payFor } from './helpers.js';
+
+let sb: Sandbox;
+let pay: Pay;
+beforeAll(async () => {
+  sb = await commerceSandbox({ orders: 60 });
+  pay = payFor(sb);
+});
+afterAll(() => sb.close());
+
+async function mintFor(p: Pay, body: unknown) {
+  const response = await p.handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody: JSON.stringify(body) });
+  if (!response) throw new Error('no route answered');
+  return { status: response.status, json: JSON.parse(String(response.body)) };
+}
+
+/** What the payment service holds for a widget token. */
+async function minted(token: string) {
+  const res = await fetch(`${sb.paymentUrl}/api/v1/checkout/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token: token }) });
+  return ((await res.json()) as { order: { order_id: string; amount: number; currency: string } }).order;
+}
+
+describe('POST /widget-token from a commerce order', () => {
+  it.each([
+    ['JPY', 12_345, 12_345],
+    ['EUR', 27.06, 2_706],
+    ['EUR', 19.99, 1_999],
+    ['KWD', 12.345, 12_345],
+    ['KWD', 1.5, 1_500],
+    ['USD', 165, 16_500],
+  ])('mints %s %s as %i minor units under the increment_id', async (currency, total, minor) => {
+    const order = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: currency, grand_total: total, total_due: total });
+    const res = await mintFor(pay, { order_id: order.entity_id });
+    expect(res.status).toBe(200);
+    expect(res.json.widget_token).toMatch(/^wt_/);
+    expect(await minted(res.json.widget_token)).toEqual({ order_id: order.increment_id, amount: minor, currency });
+  });
+
+  it('accepts pending_payment and the id as a string', async () => {
+    const order = sb.commerce.addOrder({ state: 'pending_payment', status: 'pending_payment', order_currency_code: 'EUR', grand_total: 10, total_due: 10 });
+    expect((await mintFor(pay, { order_id: String(order.entity_id) })).status).toBe(200);
+  });
+
+  it('mints the generated unpaid orders for their grand_total', async () => {
+    const pending = Array.from({ length: 60 }, (_, i) => sb.commerce.order(i + 1)!).filter((o) => o.state === 'new').slice(0, 6);
+    expect(pending.length).toBeGreaterThan(2);
+    for (const order of pending) {
+      const res = await mintFor(pay, { order_id: order.entity_id });
+      const { amount, currency } = await minted(res.json.widget_token);
+      expect(currency).toBe(order.order_currency_code);
+      expect(amount / 10 ** ({ JPY: 0, KWD: 3 }[currency] ?? 2)).toBeCloseTo(order.grand_total as number, 6);
+    }
+  });
+
+  it.each([
+    ['a processing (paid) order', { state: 'processing', status: 'processing', total_paid: 20, total_due: 0 }, /processing/],
+    ['a complete order', { state: 'complete', status: 'complete' }, /complete/],
+    ['a canceled order', { state: 'canceled', status: 'canceled' }, /canceled/],
+    ['a new order already partly paid', { state: 'new', status: 'pending', total_paid: 5 }, /already paid/],
+    ['a new order with nothing due', { state: 'new', status: 'pending', total_due: 0 }, /nothing is due/],
+    ['a new order of 0', { state: 'new', status: 'pending', grand_total: 0, total_due: 0 }, /nothing is due|grand_total is 0/],
+  ])('refuses %s with 409 ORDER_NOT_PAYABLE', async (_name, patch, reason) => {
+    const order = sb.commerce.addOrder({ order_currency_code: 'EUR', grand_total: 20, total_due: 20, ...patch });
+    const res = await mintFor(pay, { order_id: order.entity_id });
+    expect(res.status).toBe(409);
+    expect(res.json.error.code).toBe('ORDER_NOT_PAYABLE');
+    expect(res.json.error.message).toMatch(reason);
+  });
+
+  it('answers 404 ORDER_NOT_FOUND for an unknown order and 400 without an order_id', async () => {
+    expect(await mintFor(pay, { order_id: 424_242 })).toMatchObject({ status: 404, json: { error: { code: 'ORDER_NOT_FOUND' } } });
+    expect(await mintFor(pay, { amount: 1, currency: 'EUR' })).toMatchObject({ status: 400, json: { error: { code: 'INVALID_INPUT', details: { field: 'order_id' } } } });
+    expect(await mintFor(pay, { order_id: 'abc' })).toMatchObject({ status: 400, json: { error: { code: 'INVALID_INPUT' } } });
+  });
+
+  it('never takes the amount from the browser', async () => {
+    const order = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: 'EUR', grand_total: 50, total_due: 50 });
+    const res = await mintFor(pay, { order_id: order.entity_id, amount: 1, currency: 'JPY' });
+    expect(await minted(res.json.widget_token)).toMatchObject({ amount: 5_000, currency: 'EUR' });
+  });
+
+  it('leaves the decision to resolveCheckout when the merchant passes one', async () => {
+    const custom = payFor(sb, { resolveCheckout: () => ({ amount: 777, currency: 'EUR', orderId: 'mine' }) });
+    const res = await mintFor(custom, { order_id: 1 });
+    expect(await minted(res.json.widget_token)).toEqual({ order_id: 'mine', amount: 777, currency: 'EUR' });
+  });
+
+  it('still needs resolveCheckout when no commerce platform is configured', async () => {
+    const bare = createPay({ env: {}, http: FAST_HTTP, payment: { apiUrl: sb.paymentUrl, merchantId: sb.merchantId, apiKey: sb.apiKey, webhookSecret: sb.webhookSecret } });
+    expect(await mintFor(bare, { order_id: 1 })).toMatchObject({ status: 500, json: { error: { code: 'CHECKOUT_UNRESOLVED' } } });
+  });
+});

@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Sandbox } from 'paywidget-server/sandbox';
+import { collect, commerceSandbox, payFor, range } from './helpers.js';
+
+let sb: Sandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+const idsOf = (orders: Array<{ entity_id: number }>) => orders.map((o) => o.entity_id);
+
+describe('orders.iterate', () => {
+  it('yields every matching order once, entity_id ascending, across pages', async () => {
+    sb = await commerceSandbox({ orders: 730 });
+    const pay = payFor(sb);
+    expect(idsOf(await collect(pay.orders.iterate({ pageSize: 100 })))).toEqual(range(1, 730));
+    const pending = range(1, 730).filter((id) => sb!.commerce.order(id)!.status === 'pending');
+    sb.commerce.resetStats();
+    expect(idsOf(await collect(pay.orders.iterate({ status: 'pending', pageSize: 50 })))).toEqual(pending);
+    expect(sb.commerce.stats().searches).toBe(Math.ceil(pending.length / 50));
+  });
+
+  it('stops on total_count when the platform answers the last page again past the end', async () => {
+    sb = await commerceSandbox({ orders: 300, lastPageAgain: true });
+    const pay = payFor(sb);
+    for (const pageSize of [100, 70]) {
+      sb.commerce.resetStats();
+      expect(idsOf(await collect(pay.orders.iterate({ pageSize })))).toEqual(range(1, 300));
+      expect(sb.commerce.stats().searches).toBe(Math.ceil(300 / pageSize));
+    }
+  });
+
+  it('drops a repeated last page when the total grows under it (no order twice)', async () => {
+    sb = await commerceSandbox({ orders: 200, lastPageAgain: true });
+    const pay = payFor(sb);
+    const seen: number[] = [];
+    for await (const order of pay.orders.iterate({ pageSize: 50, prefetch: 1 })) {
+      seen.push(order.entity_id);
+      // Orders created while iterating raise total_count; pages past the old end repeat the last page.
+      if (order.entity_id === 120) for (let i = 0; i < 5; i++) sb.commerce.addOrder();
+    }
+    expect(seen).toEqual(range(1, 205));
+  });
+
+  it('learns a page-size cap from the 400 and pages with it', async () => {
+    sb = await commerceSandbox({ orders: 260, maxPageSize: 40 });
+    const pay = payFor(sb);
+    expect(idsOf(await collect(pay.orders.iterate({ pageSize: 100 })))).toEqual(range(1, 260));
+    // 1 refused request, then 7 pages of 40; the cap is remembered for the next run.
+    expect(sb.commerce.stats().searches).toBe(8);
+    sb.commerce.resetStats();
+    await collect(pay.orders.iterate({ pageSize: 100 }));
+    expect(sb.commerce.stats().searches).toBe(7);
+  });
+
+  it('fetches a bounded number of pages at once', async () => {
+    sb = await commerceSandbox({ orders: 500 });
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', latencyMs: 15, times: Infinity });
+    const pay = payFor(sb);
+    await pay.orders.get(1); // the token first, so only searches overlap
+    sb.commerce.resetStats();
+    expect(idsOf(await collect(pay.orders.iterate({ pageSize: 20, prefetch: 3 })))).toHaveLength(500);
+    expect(sb.commerce.stats().maxConcurrentRequests).toBe(3);
+    sb.commerce.resetStats();
+    await collect(pay.orders.iterate({ pageSize: 20, prefetch: 1 }));
+    expect(sb.commerce.stats().maxConcurrentRequests).toBe(1);
+  });
+
+  it('retries a 5xx on one page and loses nothing', async () => {
+    sb = await commerceSandbox({ orders: 250 });
+    const pay = payFor(sb);
+    await pay.orders.get(1);
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 503, times: 2 });
+    expect(idsOf(await collect(pay.orders.iterate({ pageSize: 50 })))).toEqual(range(1, 250));
+  });
+
+  it('stops fetching when the consumer stops early', async () => {
+    sb = await commerceSandbox({ orders: 1000 });
+    const pay = payFor(sb);
+    const first: number[] = [];
+    for await (const order of pay.orders.iterate({ pageSize: 10, prefetch: 4 })) {
+      first.push(order.entity_id);
+      if (first.length === 25) break;
+    }
+    expect(first).toEqual(range(1, 25));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(sb.commerce.stats().searches).toBeLessThanOrEqual(7);
+  });
+
+  it('refuses a page the platform did not sort (it would skip orders)', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const [a, b] = [sb.commerce.order(1), sb.commerce.order(2)];
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 200, body: JSON.stringify({ items: [b, a], total_count: 2, search_criteria: { filter_groups: [], page_size: 10, current_page: 1 } }) });
+    await expect(collect(payFor(sb).orders.iterate({ pageSize: 10 }))).rejects.toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', message: expect.stringContaining('not sorted by entity_id') });
+  });
+
+  it('resumes after a given entity_id', async () => {
+    sb = await commerceSandbox({ orders: 120 });
+    expect(idsOf(await collect(payFor(sb).orders.iterate({ afterEntityId: 95, pageSize: 10 })))).toEqual(range(96, 120));
+  });
+});

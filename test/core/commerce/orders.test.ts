@@ -1,0 +1,169 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CommerceError, createPay } from 'paywidget-server';
+import type { Sandbox } from 'paywidget-server/sandbox';
+import { formatMagentoMessage } from '../../../src/core/commerce/errors.js';
+import { commerceSandbox, payFor, range, rejection } from './helpers.js';
+
+let sb: Sandbox;
+beforeAll(async () => {
+  sb = await commerceSandbox({ orders: 400, seed: 3 });
+});
+afterAll(() => sb.close());
+afterEach(() => sb.commerce.faults.clear());
+
+describe('orders.get', () => {
+  it('reads one order by entity_id (number or digit string)', async () => {
+    const pay = payFor(sb);
+    const order = await pay.orders.get(12);
+    expect(order).toEqual(sb.commerce.order(12));
+    expect((await pay.orders.get('12')).increment_id).toBe('000000012');
+  });
+
+  it('answers a missing order with ORDER_NOT_FOUND (404), keeping the Magento body', async () => {
+    const error = await rejection(payFor(sb).orders.get(99_999));
+    expect(error).toBeInstanceOf(CommerceError);
+    expect(error).toMatchObject({ code: 'ORDER_NOT_FOUND', status: 404, upstreamStatus: 404 });
+    expect(error.message).toContain('Order 99999 was not found');
+    expect((error as CommerceError).body?.message).toBe("The entity that was requested doesn't exist. Verify the entity and try again.");
+  });
+
+  it('does not take a 404 without Magento\'s body for a missing order (a wrong URL)', async () => {
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders/:id', status: 404, body: '<html>Not Found</html>' });
+    const error = await rejection(payFor(sb).orders.get(1));
+    expect(error.code).toBe('COMMERCE_ERROR');
+    expect(error.message).toContain('check COMMERCE_URL');
+  });
+
+  it.each([0, -1, 1.5, 'abc', '', '12a'])('refuses the id %j with INVALID_INPUT', async (id) => {
+    const error = await rejection(payFor(sb).orders.get(id as number));
+    expect(error.code).toBe('INVALID_INPUT');
+  });
+
+  it('retries a 5xx and reads on', async () => {
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders/:id', status: 503 });
+    expect((await payFor(sb).orders.get(3)).entity_id).toBe(3);
+  });
+
+  it('reads with POST when readMethod is POST (and GET by default)', async () => {
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders/:id', status: 405, times: Infinity, body: '{"message":"GET refused"}' });
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 405, times: Infinity, body: '{"message":"GET refused"}' });
+    const post = payFor(sb, { commerce: { readMethod: 'POST' } });
+    expect((await post.orders.get(5)).entity_id).toBe(5);
+    expect((await post.orders.search({ status: 'pending', pageSize: 3 })).items).toHaveLength(3);
+    expect((await rejection(payFor(sb).orders.get(5))).message).toContain('GET refused');
+  });
+});
+
+describe('orders.search', () => {
+  const ids = (result: { items: Array<{ entity_id: number }> }) => result.items.map((o) => o.entity_id);
+
+  it('filters by status, sorted by entity_id, with the total count', async () => {
+    const result = await payFor(sb).orders.search({ status: 'pending', pageSize: 500 });
+    const expected = range(1, 400).filter((id) => sb.commerce.order(id)!.status === 'pending');
+    expect(ids(result)).toEqual(expected);
+    expect(result.total_count).toBe(expected.length);
+    expect(result.search_criteria.filter_groups).toEqual([{ filters: [{ field: 'status', value: 'pending', condition_type: 'eq' }] }]);
+  });
+
+  it('answers one page of 100 unless told otherwise', async () => {
+    const result = await payFor(sb).orders.search();
+    expect(ids(result)).toEqual(range(1, 100));
+    expect(result.total_count).toBeGreaterThanOrEqual(400);
+    expect(result.search_criteria).toMatchObject({ page_size: 100, sort_orders: [{ field: 'entity_id', direction: 'ASC' }] });
+  });
+
+  it('puts from and to in separate groups (in one group they would OR: every order)', async () => {
+    const from = sb.commerce.order(100)!.created_at as string;
+    const to = sb.commerce.order(110)!.created_at as string;
+    const result = await payFor(sb).orders.search({ createdFrom: from, createdTo: to });
+    expect(ids(result)).toEqual(range(1, 400).filter((id) => {
+      const at = sb.commerce.order(id)!.created_at as string;
+      return at >= from && at <= to;
+    }));
+    expect(result.search_criteria.filter_groups).toHaveLength(2);
+  });
+
+  it('includes both boundaries to the second, and excludes one second outside', async () => {
+    const same = '2031-05-05 10:00:00';
+    sb.commerce.setOrder(200, { created_at: '2031-05-05 09:59:59' });
+    sb.commerce.setOrder(201, { created_at: same });
+    sb.commerce.setOrder(202, { created_at: same });
+    sb.commerce.setOrder(203, { created_at: '2031-05-05 10:00:01' });
+    const pay = payFor(sb);
+    expect(ids(await pay.orders.search({ createdFrom: same, createdTo: same }))).toEqual([201, 202]);
+    expect(ids(await pay.orders.search({ createdFrom: '2031-05-05 09:59:59', createdTo: same }))).toEqual([200, 201, 202]);
+    expect(ids(await pay.orders.search({ createdFrom: same, createdTo: '2031-05-05 10:00:01' }))).toEqual([201, 202, 203]);
+    // A Date is formatted in UTC.
+    expect(ids(await pay.orders.search({ createdFrom: new Date(Date.UTC(2031, 4, 5, 10, 0, 0)), createdTo: new Date('2031-05-05T12:00:00+02:00') }))).toEqual([201, 202]);
+  });
+
+  it('combines status, dates and pages', async () => {
+    const pay = payFor(sb);
+    const all = await pay.orders.search({ status: ['processing', 'complete'], createdFrom: '2025-03-01 00:00:00' });
+    const second = await pay.orders.search({ status: ['processing', 'complete'], createdFrom: '2025-03-01 00:00:00', pageSize: 10, currentPage: 2 });
+    expect(ids(second)).toEqual(ids(all).slice(10, 20));
+    expect(second.total_count).toBe(all.total_count);
+    expect(second.search_criteria).toMatchObject({ page_size: 10, current_page: 2 });
+    expect(all.items.every((o) => o.status !== 'pending')).toBe(true);
+  });
+
+  it.each([
+    [{ createdFrom: '2025-01-01' }, 'createdFrom'],
+    [{ createdFrom: '2025-02-30 00:00:00' }, 'createdFrom'],
+    [{ createdTo: new Date('nope') }, 'createdTo'],
+    [{ createdFrom: '2025-02-02 00:00:00', createdTo: '2025-02-01 00:00:00' }, 'createdFrom'],
+    [{ status: '' }, 'status'],
+    [{ status: 'a,b' }, 'status'],
+    [{ pageSize: 0 }, 'pageSize'],
+    [{ currentPage: 1.5 }, 'currentPage'],
+  ])('refuses %j with INVALID_INPUT', async (query, field) => {
+    const error = await rejection(payFor(sb).orders.search(query as never));
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.details).toEqual({ field });
+  });
+
+  it('refuses a result whose search_criteria echo differs from what was sent', async () => {
+    const body = JSON.stringify({ items: [], total_count: 0, search_criteria: { filter_groups: [] } });
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 200, body });
+    const error = await rejection(payFor(sb).orders.search({ status: 'pending' }));
+    expect(error.code).toBe('UPSTREAM_INVALID_RESPONSE');
+    expect(error.message).toContain("sent filters [status eq 'pending'] but the platform applied []");
+  });
+
+  it('puts the parameters into Magento messages for people and keeps the raw body for code', async () => {
+    sb.commerce.setMaxPageSize(50);
+    try {
+      const error = await rejection(payFor(sb).orders.search({ pageSize: 80 }));
+      expect(error).toBeInstanceOf(CommerceError);
+      expect(error.code).toBe('COMMERCE_ERROR');
+      expect(error.message).toContain('Maximum SearchCriteria pageSize is 50');
+      expect((error as CommerceError).body).toEqual({ message: 'Maximum SearchCriteria pageSize is %1', parameters: [50] });
+      expect((error as CommerceError).maxPageSize).toBe(50);
+    } finally {
+      sb.commerce.setMaxPageSize(undefined);
+    }
+  });
+
+  it('formats positional and named parameters', () => {
+    expect(formatMagentoMessage('No such entity with %fieldName = %fieldValue', { fieldName: 'id', fieldValue: 7 })).toBe('No such entity with id = 7');
+    expect(formatMagentoMessage('%1 of %2 (%3)', ['a', 2])).toBe('a of 2 (%3)');
+    expect(formatMagentoMessage('Providers: %active_providers', { active_providers: ['google', 'authy'] })).toBe('Providers: google, authy');
+  });
+});
+
+describe('pay.orders without a commerce platform', () => {
+  it('creates the instance, and says what to configure at first use', async () => {
+    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 's' } });
+    for (const call of [() => pay.orders.get(1), () => pay.orders.search(), () => pay.orders.sync({ checkpoint: 'c', onOrder: () => {} })]) {
+      const error = await rejection(call());
+      expect(error.code).toBe('CONFIG_MISSING');
+      expect(error.message).toMatch(/COMMERCE_URL.*COMMERCE_USERNAME.*COMMERCE_PASSWORD/);
+    }
+    expect(() => pay.orders.iterate()).toThrow(/COMMERCE_URL/);
+  });
+
+  it('names the missing variable when the platform is half configured', () => {
+    expect(() => createPay({ env: { COMMERCE_URL: 'http://127.0.0.1:9' }, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 's' } }))
+      .toThrow(/commerce\.username \(environment variable COMMERCE_USERNAME\) is missing/);
+  });
+});

@@ -1,0 +1,155 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryCheckpointStore, type CommerceOrder, type OrderSyncProgress } from 'paywidget-server';
+import type { Sandbox } from 'paywidget-server/sandbox';
+import { commerceSandbox, payFor, range, rejection } from './helpers.js';
+
+let sb: Sandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+const noDuplicates = (ids: number[]) => expect(new Set(ids).size).toBe(ids.length);
+
+describe('orders.sync', () => {
+  it('delivers every order once, in order, with progress and a summary', async () => {
+    sb = await commerceSandbox({ orders: 620 });
+    const delivered: number[] = [];
+    const progress: OrderSyncProgress[] = [];
+    const summary = await payFor(sb).orders.sync({ checkpoint: 'all', pageSize: 100, onOrder: (o) => void delivered.push(o.entity_id), onProgress: (p) => progress.push(p) });
+    expect(delivered).toEqual(range(1, 620));
+    expect(summary).toMatchObject({ delivered: 620, total: 620, lastEntityId: 620, complete: true, pages: 7, resumedFrom: undefined });
+    expect(summary.ratePerSecond).toBeGreaterThan(0);
+    expect(progress.map((p) => p.delivered)).toEqual([100, 200, 300, 400, 500, 600, 620]);
+    expect(progress.every((p) => p.total === 620)).toBe(true);
+  });
+
+  it('resumes after a crash with every order delivered (at least once, never twice in one run)', async () => {
+    sb = await commerceSandbox({ orders: 450 });
+    const checkpoints = new MemoryCheckpointStore();
+    const pay = payFor(sb, { stores: { checkpoints } });
+    const first: number[] = [];
+    const crash = new Error('disk full');
+    const error = await pay.orders.sync({
+      checkpoint: 'nightly', pageSize: 100,
+      onOrder: (o) => {
+        if (o.entity_id === 237) throw crash;
+        first.push(o.entity_id);
+      },
+    }).catch((e: unknown) => e);
+    expect(error).toBe(crash);
+    expect(first).toEqual(range(1, 236));
+    expect(JSON.parse((await checkpoints.get('nightly'))!)).toMatchObject({ lastEntityId: 236, complete: false });
+
+    const second: number[] = [];
+    const summary = await payFor(sb, { stores: { checkpoints } }).orders.sync({ checkpoint: 'nightly', pageSize: 100, onOrder: (o) => void second.push(o.entity_id) });
+    expect(second).toEqual(range(237, 450));
+    expect(summary).toMatchObject({ resumedFrom: 236, delivered: 214, total: 214, complete: true });
+    noDuplicates(second);
+    expect(new Set([...first, ...second])).toEqual(new Set(range(1, 450)));
+  });
+
+  it('redelivers less than one page after a hard crash (the position is saved per page)', async () => {
+    sb = await commerceSandbox({ orders: 300 });
+    const checkpoints = new MemoryCheckpointStore();
+    // The process dies at order 170: nothing it would still write lands.
+    let alive = true;
+    const dying = { get: (k: string) => checkpoints.get(k), set: async (k: string, v: string) => void (alive && (await checkpoints.set(k, v))) };
+    const first: number[] = [];
+    await payFor(sb, { stores: { checkpoints: dying } }).orders.sync({ checkpoint: 'c', pageSize: 50, onOrder: (o) => {
+      if (o.entity_id === 170) {
+        alive = false;
+        throw new Error('killed');
+      }
+      first.push(o.entity_id);
+    } }).catch(() => undefined);
+    const again: number[] = [];
+    await payFor(sb, { stores: { checkpoints } }).orders.sync({ checkpoint: 'c', pageSize: 50, onOrder: (o) => void again.push(o.entity_id) });
+    expect(again).toEqual(range(151, 300)); // 151…169 twice, fewer than one page
+    expect(new Set([...first, ...again])).toEqual(new Set(range(1, 300)));
+  });
+
+  it('survives a token that expires mid-sync: one refresh, nothing lost', async () => {
+    sb = await commerceSandbox({ orders: 500 });
+    const pay = payFor(sb);
+    const delivered: number[] = [];
+    await pay.orders.sync({ checkpoint: 'c', pageSize: 50, prefetch: 2, onOrder: (o) => {
+      delivered.push(o.entity_id);
+      if (o.entity_id === 180) sb!.commerce.expireTokens();
+    } });
+    expect(delivered).toEqual(range(1, 500));
+    expect(sb.commerce.stats().tokenRequests).toBe(2);
+    expect(sb.commerce.stats().unauthorized).toBeGreaterThanOrEqual(1);
+  });
+
+  it('retries a 5xx on one page, and copes with a page-size cap and the last page again', async () => {
+    sb = await commerceSandbox({ orders: 333, maxPageSize: 60, lastPageAgain: true });
+    const pay = payFor(sb);
+    await pay.orders.get(1);
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 500, times: 1 });
+    const delivered: number[] = [];
+    const summary = await pay.orders.sync({ checkpoint: 'c', pageSize: 200, onOrder: (o) => void delivered.push(o.entity_id) });
+    expect(delivered).toEqual(range(1, 333));
+    expect(summary.pages).toBe(6);
+  });
+
+  it('is incremental: the next run delivers only orders added since', async () => {
+    sb = await commerceSandbox({ orders: 120 });
+    const pay = payFor(sb);
+    let run: number[] = [];
+    const onOrder = (o: CommerceOrder) => void run.push(o.entity_id);
+    await pay.orders.sync({ checkpoint: 'inc', onOrder });
+    expect(run).toHaveLength(120);
+    const added = [sb.commerce.addOrder().entity_id, sb.commerce.addOrder().entity_id];
+    run = [];
+    const summary = await pay.orders.sync({ checkpoint: 'inc', onOrder });
+    expect(run).toEqual(added);
+    expect(summary).toMatchObject({ resumedFrom: 120, delivered: 2 });
+    run = [];
+    await pay.orders.sync({ checkpoint: 'inc', onOrder });
+    expect(run).toEqual([]);
+  });
+
+  it('syncs by status and creation date, each checkpoint bound to its filter', async () => {
+    sb = await commerceSandbox({ orders: 400 });
+    const pay = payFor(sb);
+    const from = sb.commerce.order(50)!.created_at as string;
+    const to = sb.commerce.order(350)!.created_at as string;
+    const expected = range(1, 400).filter((id) => {
+      const o = sb!.commerce.order(id)!;
+      return o.status === 'processing' && (o.created_at as string) >= from && (o.created_at as string) <= to;
+    });
+    const delivered: number[] = [];
+    await pay.orders.sync({ checkpoint: 'processing', status: 'processing', createdFrom: from, createdTo: to, pageSize: 30, onOrder: (o) => void delivered.push(o.entity_id) });
+    expect(delivered).toEqual(expected);
+    const error = await rejection(pay.orders.sync({ checkpoint: 'processing', status: 'complete', onOrder: () => {} }));
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.message).toContain("Checkpoint 'processing' belongs to a sync with filter");
+  });
+
+  it('stops on abort, saves its position, and continues next time', async () => {
+    sb = await commerceSandbox({ orders: 300 });
+    const checkpoints = new MemoryCheckpointStore();
+    const pay = payFor(sb, { stores: { checkpoints } });
+    const controller = new AbortController();
+    const first: number[] = [];
+    const stopped = await pay.orders.sync({ checkpoint: 'c', pageSize: 40, signal: controller.signal, onOrder: (o) => {
+      first.push(o.entity_id);
+      if (o.entity_id === 77) controller.abort();
+    } });
+    expect(stopped).toMatchObject({ complete: false, delivered: 77, lastEntityId: 77 });
+    const rest: number[] = [];
+    await pay.orders.sync({ checkpoint: 'c', pageSize: 40, onOrder: (o) => void rest.push(o.entity_id) });
+    expect([...first, ...rest]).toEqual(range(1, 300));
+  });
+
+  it('refuses bad options and a checkpoint value it did not write', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const checkpoints = new MemoryCheckpointStore();
+    await checkpoints.set('junk', 'not json');
+    const pay = payFor(sb, { stores: { checkpoints } });
+    expect((await rejection(pay.orders.sync({ checkpoint: '', onOrder: () => {} }))).details).toEqual({ field: 'checkpoint' });
+    expect((await rejection(pay.orders.sync({ checkpoint: 'x' } as never))).details).toEqual({ field: 'onOrder' });
+    expect((await rejection(pay.orders.sync({ checkpoint: 'junk', onOrder: () => {} }))).message).toContain('did not write');
+  });
+});

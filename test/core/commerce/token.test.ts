@@ -1,0 +1,130 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryAdminTokenStore } from 'paywidget-server';
+import type { Sandbox } from 'paywidget-server/sandbox';
+import { commerceSandbox, payFor, rejection } from './helpers.js';
+
+let sb: Sandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+describe('admin token', () => {
+  it('is fetched once and reused, with Bearer auth on every order call', async () => {
+    sb = await commerceSandbox({ orders: 10 });
+    const pay = payFor(sb);
+    for (const id of [1, 2, 3]) expect((await pay.orders.get(id)).entity_id).toBe(id);
+    await pay.orders.search({ pageSize: 2 });
+    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 1, tokensIssued: 1, orderReads: 3, searches: 1, unauthorized: 0 });
+  });
+
+  it('is refreshed by one request however many calls wait for it', async () => {
+    sb = await commerceSandbox({ orders: 30 });
+    const pay = payFor(sb);
+    sb.commerce.faults.inject({ route: 'POST /rest/default/V1/integration/admin/token', latencyMs: 50 });
+    const orders = await Promise.all(Array.from({ length: 20 }, (_, i) => pay.orders.get(i + 1)));
+    expect(orders.map((o) => o.entity_id)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(sb.commerce.stats().tokenRequests).toBe(1);
+
+    // All of them meet the expired token: still one refresh.
+    sb.commerce.expireTokens();
+    sb.commerce.resetStats();
+    await Promise.all(Array.from({ length: 20 }, (_, i) => pay.orders.get(i + 1)));
+    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 1, unauthorized: 20 });
+  });
+
+  it('on a 401 from an order call is refreshed once and the call retried once', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const pay = payFor(sb);
+    await pay.orders.get(1);
+    sb.commerce.expireTokens();
+    expect((await pay.orders.get(2)).entity_id).toBe(2);
+    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 2, unauthorized: 1 });
+  });
+
+  it('gives up with COMMERCE_AUTH_FAILED when the fresh token is refused too', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const pay = payFor(sb);
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders/:id', status: 401, times: 2, body: JSON.stringify({ message: "The consumer isn't authorized to access %resources.", parameters: { resources: 'Magento_Sales::actions_view' } }) });
+    const error = await rejection(pay.orders.get(1));
+    expect(error.code).toBe('COMMERCE_AUTH_FAILED');
+    expect(error.message).toContain("The consumer isn't authorized to access Magento_Sales::actions_view");
+    expect(sb.commerce.stats().tokenRequests).toBe(2); // the first login, and the one refresh
+  });
+
+  it('is refreshed before it expires (lifetime less a margin), by the injected clock', async () => {
+    let clock = Date.UTC(2030, 0, 1);
+    sb = await commerceSandbox({ orders: 5 }, () => clock);
+    const pay = payFor(sb, { now: () => clock });
+    await pay.orders.get(1);
+    clock += 3 * 3_600_000 + 57 * 60_000; // 3 h 57: the 4 h token is still valid, but inside the 5-minute margin
+    await pay.orders.get(2);
+    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 2, unauthorized: 0 });
+  });
+
+  it('follows a configured lifetime', async () => {
+    let clock = Date.UTC(2030, 0, 1);
+    sb = await commerceSandbox({ orders: 5, tokenLifetimeMs: 3_600_000 }, () => clock);
+    const pay = payFor(sb, { now: () => clock, commerce: { tokenLifetimeMs: 3_600_000 } });
+    await pay.orders.get(1);
+    clock += 30 * 60_000;
+    await pay.orders.get(1);
+    clock += 28 * 60_000; // 58 minutes: inside the margin
+    await pay.orders.get(1);
+    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 2, unauthorized: 0 });
+  });
+
+  it('is never retried after the platform refuses the login', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const pay = payFor(sb, { commerce: { password: 'wrong-password' } });
+    const error = await rejection(pay.orders.get(1));
+    expect(error.code).toBe('COMMERCE_AUTH_FAILED');
+    expect(error.status).toBe(502);
+    expect(error.message).toContain('The account sign-in was incorrect');
+    expect(error.message).toContain(`'${sb.commerceUsername}'`);
+    expect(sb.commerce.stats().tokenRequests).toBe(1);
+    // A second call tries again (one request), it does not loop.
+    await rejection(pay.orders.get(1));
+    expect(sb.commerce.stats().tokenRequests).toBe(2);
+  });
+
+  it('is not retried after a 5xx either (the token call has no retries)', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    sb.commerce.faults.inject({ route: 'POST /rest/default/V1/integration/admin/token', status: 503 });
+    const error = await rejection(payFor(sb).orders.get(1));
+    expect(error.code).toBe('COMMERCE_ERROR');
+    expect(error.message).toContain('HTTP 503');
+    expect(sb.commerce.faults.list()).toEqual([]);
+  });
+
+  it('turns the two-factor refusal into its own error naming the 2FA endpoint', async () => {
+    sb = await commerceSandbox({ orders: 5, twoFactor: true });
+    const error = await rejection(payFor(sb).orders.get(1));
+    expect(error.code).toBe('COMMERCE_TWO_FACTOR_REQUIRED');
+    expect(error.message).toContain('Please use the 2fa provider-specific endpoints to obtain a token.');
+    expect(error.message).toContain('POST /rest/V1/tfa/provider/google/authenticate');
+    expect(sb.commerce.stats().tokenRequests).toBe(1);
+  });
+
+  it('can be shared between instances through the store', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const adminTokens = new MemoryAdminTokenStore();
+    const a = payFor(sb, { stores: { adminTokens } });
+    const b = payFor(sb, { stores: { adminTokens } });
+    await a.orders.get(1);
+    await b.orders.get(2);
+    expect(sb.commerce.stats().tokenRequests).toBe(1);
+    // One instance's refresh serves the other.
+    sb.commerce.expireTokens();
+    await a.orders.get(3);
+    await b.orders.get(4);
+    expect(sb.commerce.stats().tokenRequests).toBe(2);
+  });
+
+  it('uses the configured scope in every path', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const pay = payFor(sb, { commerce: { scope: 'all' } });
+    sb.commerce.faults.inject({ route: '/rest/default/V1/orders/:id', status: 500, times: Infinity });
+    expect((await pay.orders.get(1)).entity_id).toBe(1);
+  });
+});

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toMinorUnits, type OrderFinding, type Pay } from 'paywidget-server';
+import { startSandbox, type Sandbox, type SandboxOrder, type SandboxPaymentStatus } from 'paywidget-server/sandbox';
+import { payFor } from './helpers.js';
+
+let sb: Sandbox;
+let pay: Pay;
+let windowFrom: Date;
+const ids: Record<string, string> = {};
+const orders: Record<string, SandboxOrder> = {};
+
+const total = (order: SandboxOrder) => ({
+  amount: toMinorUnits(String(order.grand_total), order.order_currency_code as string),
+  currency: order.order_currency_code as string,
+});
+const inc = (key: string) => orders[key]!.increment_id as string;
+const utc = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+
+/** A payment the service holds (created directly in the sandbox), then learned by the ledger through a status poll. */
+async function payment(key: string, input: { orderId: string; amount: number; currency: string; status?: SandboxPaymentStatus }) {
+  const created = sb.payments.create({ status: 'succeeded', ...input });
+  ids[key] = created.id;
+  await pay.payments.reconcile(created.id, { budgetMs: 0 });
+}
+
+beforeAll(async () => {
+  // 30 generated orders, all created in 2025: outside the window, so they must not show up.
+  sb = await startSandbox({ commerce: { orders: 30 } });
+  pay = payFor(sb);
+  windowFrom = new Date(Date.now() - 1_000);
+  const paid = { state: 'processing', status: 'processing' };
+  const unpaid = { state: 'new', status: 'pending' };
+  for (const [key, state] of Object.entries({ A: paid, B: unpaid, C: paid, C2: paid, D: paid, E: paid, F: paid, G: paid, H: unpaid, I: unpaid, J: paid })) {
+    orders[key] = sb.commerce.addOrder({ ...state, order_currency_code: key === 'E' ? 'USD' : 'EUR' });
+  }
+  // J was placed two hours before the window (inside the default 24 h look-behind); its payment confirmed now.
+  orders.J = sb.commerce.setOrder(orders.J!.entity_id, { created_at: utc(windowFrom.getTime() - 2 * 3_600_000) });
+
+  await payment('A', { orderId: inc('A'), ...total(orders.A!) }); // paid and confirmed
+  await payment('B', { orderId: inc('B'), ...total(orders.B!) }); // confirmed, order still awaiting payment
+  await payment('C2', { orderId: inc('C2'), ...total(orders.C2!), status: 'declined' }); // paid order, only a declined payment
+  await payment('D', { orderId: inc('D'), ...total(orders.D!), amount: total(orders.D!).amount - 100 }); // short payment
+  await payment('E', { orderId: inc('E'), amount: total(orders.E!).amount, currency: 'EUR' }); // wrong currency
+  await payment('F1', { orderId: inc('F'), ...total(orders.F!) }); // charged twice
+  await payment('F2', { orderId: inc('F'), ...total(orders.F!) });
+  await payment('G', { orderId: String(orders.G!.entity_id), ...total(orders.G!) }); // minted under entity_id
+  await payment('I', { orderId: inc('I'), ...total(orders.I!), status: 'processing' }); // still unresolved
+  await payment('J', { orderId: inc('J'), ...total(orders.J!) });
+  await payment('X', { orderId: 'no-such-order', amount: 1234, currency: 'EUR' }); // an order nobody has
+});
+afterAll(() => sb.close());
+
+describe('reconcileOrders', () => {
+  it('finds every seeded disagreement and nothing else', async () => {
+    const told: OrderFinding[] = [];
+    const report = await pay.reconcileOrders({ createdFrom: windowFrom, createdTo: new Date(Date.now() + 60_000), onFinding: (f) => void told.push(f) });
+
+    expect(report.orders).toBe(10); // A–I; not J (before the window), not the generated ones
+    expect(report.paid).toBe(2); // A, and G through its entity_id
+    expect(report.unpaid).toBe(2); // H, and I whose payment is still processing
+    const summary = report.findings.map((f) => [f.kind, f.orderId, f.paymentId]);
+    expect(summary).toEqual(expect.arrayContaining([
+      ['payment_confirmed_order_unpaid', inc('B'), ids.B],
+      ['order_paid_without_payment', inc('C'), undefined],
+      ['order_paid_without_payment', inc('C2'), undefined],
+      ['amount_mismatch', inc('D'), ids.D],
+      ['amount_mismatch', inc('E'), ids.E],
+      ['multiple_confirmed_payments', inc('F'), ids.F1],
+      ['payment_for_unknown_order', 'no-such-order', ids.X],
+    ]));
+    expect(report.findings).toHaveLength(7);
+    expect(report.counts).toEqual({
+      payment_confirmed_order_unpaid: 1, order_paid_without_payment: 2, amount_mismatch: 2, multiple_confirmed_payments: 1, payment_for_unknown_order: 1,
+    });
+    expect(told).toEqual(report.findings);
+
+    const byKind = (kind: string, order: string) => report.findings.find((f) => f.kind === kind && f.orderId === order)!;
+    expect(byKind('amount_mismatch', inc('D'))).toMatchObject({ expected: total(orders.D!), actual: { amount: total(orders.D!).amount - 100, currency: 'EUR' }, entityId: orders.D!.entity_id });
+    expect(byKind('amount_mismatch', inc('E'))).toMatchObject({ expected: { currency: 'USD' }, actual: { currency: 'EUR' } });
+    expect(byKind('multiple_confirmed_payments', inc('F')).paymentIds).toEqual([ids.F1, ids.F2]);
+    expect(byKind('payment_confirmed_order_unpaid', inc('B'))).toMatchObject({ orderState: 'new', orderStatus: 'pending', paymentStatus: 'succeeded' });
+    for (const finding of report.findings) expect(finding.message.length).toBeGreaterThan(20);
+  });
+
+  it('without the look-behind, the payment of the order placed before the window is reported as unknown', async () => {
+    const report = await pay.reconcileOrders({ createdFrom: windowFrom, createdTo: new Date(Date.now() + 60_000), lookbehindMs: 0 });
+    expect(report.findings.filter((f) => f.kind === 'payment_for_unknown_order').map((f) => f.paymentId).sort()).toEqual([ids.J, ids.X].sort());
+  });
+
+  it('a window with no activity reports nothing', async () => {
+    const report = await pay.reconcileOrders({ createdFrom: '2020-01-01 00:00:00', createdTo: '2020-12-31 23:59:59' });
+    expect(report).toMatchObject({ orders: 0, paid: 0, unpaid: 0, findings: [] });
+  });
+
+  it('checks its window', async () => {
+    await expect(pay.reconcileOrders({ createdFrom: '2025-02-01 00:00:00', createdTo: '2025-01-01 00:00:00' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(pay.reconcileOrders({ createdFrom: 'yesterday', createdTo: new Date() })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'createdFrom' } });
+    await expect(pay.reconcileOrders({} as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+});

@@ -1,0 +1,291 @@
+import { inspect } from 'node:util';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryLedgerStore, PayError, UpstreamError, type LedgerStore, type Pay } from 'paywidget-server';
+import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
+import { signWebhook } from 'paywidget-server/testing';
+import { captureLogger } from '../../helpers/capture-logger.js';
+import { eventually, payByBank, payByCard, payFor, serve } from './helpers.js';
+
+let sb: Sandbox;
+const logger = captureLogger();
+/** Every client token handed out in this file, and every error seen: none may show up in a log line or an error. */
+const secrets: string[] = [];
+const errors: unknown[] = [];
+const closers: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  sb = await startSandbox({ webhookRetry: { attempts: 3, baseDelayMs: 20, timeoutMs: 2_000 } });
+  secrets.push(sb.apiKey, sb.webhookSecret);
+});
+afterEach(async () => {
+  sb.setWebhookUrl(undefined);
+  sb.payments.setConfirmDelay(0);
+  sb.faults.clear();
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+afterAll(() => sb.close());
+
+/** A pay instance whose webhooks arrive from the sandbox over real HTTP (node:http → pay.handle). */
+async function payWithWebhooks(overrides: Parameters<typeof payFor>[1] = {}): Promise<Pay> {
+  const pay = payFor(sb, { logger, ...overrides });
+  const receiver = await serve(pay);
+  closers.push(receiver.close);
+  sb.setWebhookUrl(receiver.webhookUrl);
+  return pay;
+}
+
+async function card(pay: Pay, number: string, order?: { amount: number; currency: string; orderId: string }) {
+  const paid = await payByCard(pay, sb, number, order);
+  secrets.push(paid.clientToken);
+  return paid;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<PayError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(PayError);
+  errors.push(error);
+  return error as PayError;
+}
+
+describe('reconcile', () => {
+  it('answers needs_reconciliation when the payment confirms after the budget; the webhook then resolves it', async () => {
+    const pay = await payWithWebhooks();
+    sb.payments.setConfirmDelay(500);
+    const { paymentId, clientToken } = await card(pay, sb.testCards.succeeds, { amount: 1999, currency: 'EUR', orderId: '000000101' });
+
+    const started = Date.now();
+    const first = await pay.payments.reconcile(paymentId, { budgetMs: 150, clientToken });
+    expect(Date.now() - started).toBeLessThan(450);
+    expect(first).toEqual({ paymentId, status: 'processing', outcome: 'needs_reconciliation', source: 'poll', orderId: '000000101', amount: 1999, currency: 'EUR' });
+    expect(await pay.payments.get(paymentId)).toMatchObject({ outcome: 'unresolved', status: 'processing' });
+
+    const entry = await eventually(async () => {
+      const e = await pay.payments.get(paymentId);
+      return e?.outcome === 'confirmed' ? e : undefined;
+    });
+    expect(entry).toMatchObject({ status: 'succeeded', source: 'webhook', orderId: '000000101', amount: 1999, currency: 'EUR' });
+    // Known now: answered from the ledger, without polling.
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 500, times: Infinity });
+    expect(await pay.payments.reconcile(paymentId, { budgetMs: 0 })).toMatchObject({ outcome: 'confirmed', status: 'succeeded', source: 'webhook' });
+    expect(sb.faults.list()[0]?.hits).toBe(0);
+  });
+
+  it('polls with back-off until the payment confirms within the budget', async () => {
+    const pay = payFor(sb, { logger });
+    sb.payments.setConfirmDelay(200);
+    const { paymentId } = await card(pay, sb.testCards.succeeds);
+    const result = await pay.payments.reconcile(paymentId, { budgetMs: 2_000 });
+    expect(result).toMatchObject({ paymentId, status: 'succeeded', outcome: 'confirmed', source: 'poll' });
+  });
+
+  it('answers failed for a declined card', async () => {
+    const pay = payFor(sb, { logger });
+    const { paymentId, clientToken } = await card(pay, sb.testCards.declines);
+    expect(await pay.payments.reconcile(paymentId, { clientToken })).toMatchObject({ paymentId, status: 'declined', outcome: 'failed', source: 'poll' });
+    const status = await pay.payments.status(paymentId, { clientToken });
+    expect(status).toMatchObject({ status: 'declined', outcome: 'failed', declineCode: 'generic_decline' });
+  });
+
+  it('keeps polling through 5xx and time-outs, and answers needs_reconciliation (not an error) when they last the whole budget', async () => {
+    const pay = payFor(sb, { logger });
+    const { paymentId } = await card(pay, sb.testCards.succeeds);
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, times: Infinity });
+    const result = await pay.payments.reconcile(paymentId, { budgetMs: 200 });
+    expect(result).toEqual({ paymentId, status: null, outcome: 'needs_reconciliation', source: null });
+    expect(sb.faults.list()[0]!.hits).toBeGreaterThan(1);
+    // Recorded anyway, so the sweep finds it once the service is back.
+    sb.faults.clear();
+    const sweep = await pay.payments.reconcilePending();
+    expect(sweep.changed).toContainEqual({ paymentId, from: null, to: 'succeeded', outcome: 'confirmed', orderId: 'order-1' });
+  });
+
+  it('throws for what polling cannot fix: an unknown payment, a malformed id', async () => {
+    const pay = payFor(sb, { logger });
+    const unknown = await rejection(pay.payments.reconcile('pay_does_not_exist', { budgetMs: 1_000 }));
+    expect(unknown.code).toBe('PAYMENT_NOT_FOUND');
+    expect(unknown.status).toBe(404);
+    const malformed = await rejection(pay.payments.reconcile('../checkout/init'));
+    expect(malformed).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'paymentId' } });
+  });
+});
+
+describe('pay by bank', () => {
+  it('is not a success when the shopper returns; the approval arrives by signed webhook through POST /webhooks', async () => {
+    const pay = await payWithWebhooks();
+    const seen: string[] = [];
+    // The merchant's handler runs after the ledger recorded the event, so it sees the confirmed payment.
+    pay.webhooks.on('payment.succeeded', async ({ payload }) => {
+      const id = (payload as { data: { payment_id: string } }).data.payment_id;
+      seen.push((await pay.payments.get(id))?.outcome ?? 'missing');
+    });
+    const { paymentId, clientToken } = await payByBank(pay, sb, { amount: 4200, currency: 'EUR', orderId: '000000102' });
+    secrets.push(clientToken);
+
+    // The shopper came back from the bank page: still pending, so the SDK's poll runs out.
+    const returned = await pay.payments.reconcile(paymentId, { budgetMs: 120, clientToken });
+    expect(returned).toMatchObject({ status: 'pending', outcome: 'needs_reconciliation' });
+
+    const approve = await fetch(`${sb.paymentUrl}/sandbox/bank/${paymentId}/approve`, { method: 'POST' });
+    expect(approve.status).toBe(200);
+    await sb.webhooks.idle();
+    const delivered = sb.webhooks.delivered.filter((d) => d.paymentId === paymentId);
+    expect(delivered.map((d) => d.status)).toEqual([200]);
+    expect(await pay.payments.get(paymentId)).toMatchObject({ status: 'succeeded', outcome: 'confirmed', source: 'webhook', orderId: '000000102', amount: 4200 });
+    expect(seen).toEqual(['confirmed']);
+  });
+
+  it('an abandoned bank page never resolves: the sweep leaves it unresolved', async () => {
+    const pay = payFor(sb, { logger });
+    const { paymentId, clientToken } = await payByBank(pay, sb);
+    secrets.push(clientToken);
+    expect(await pay.payments.reconcile(paymentId, { budgetMs: 80 })).toMatchObject({ outcome: 'needs_reconciliation', status: 'pending' });
+    const sweep = await pay.payments.reconcilePending();
+    expect(sweep).toEqual({ checked: 1, changed: [], unresolved: [paymentId], errors: [] });
+  });
+
+  it('a ledger that fails answers the delivery 500 and releases the claim, so the retry records it', async () => {
+    let failures = 1;
+    const store = new MemoryLedgerStore();
+    const flaky: LedgerStore = {
+      get: (id) => store.get(id),
+      list: (query) => store.list(query),
+      byOrder: (orderId) => store.byOrder(orderId),
+      record: async (observation) => {
+        if (observation.source === 'webhook' && failures-- > 0) throw new Error('ECONNRESET ledger (test)');
+        return store.record(observation);
+      },
+    };
+    const pay = await payWithWebhooks({ stores: { ledger: flaky } });
+    const { paymentId, clientToken } = await payByBank(pay, sb);
+    secrets.push(clientToken);
+    await fetch(`${sb.paymentUrl}/sandbox/bank/${paymentId}/approve`, { method: 'POST' });
+    await sb.webhooks.idle();
+    expect(sb.webhooks.delivered.filter((d) => d.paymentId === paymentId).map((d) => d.status)).toEqual([500, 200]);
+    expect(await pay.payments.get(paymentId)).toMatchObject({ outcome: 'confirmed', source: 'webhook' });
+  });
+});
+
+describe('the ledger never moves a status backwards', () => {
+  it('keeps succeeded when a late poll says processing and a late webhook says pending', async () => {
+    const pay = await payWithWebhooks();
+    sb.payments.setConfirmDelay(Infinity);
+    const { paymentId, clientToken } = await card(pay, sb.testCards.succeeds, { amount: 700, currency: 'USD', orderId: '000000103' });
+    expect((await pay.payments.status(paymentId, { clientToken })).status).toBe('processing');
+
+    sb.payments.setStatus(paymentId, 'succeeded'); // the real signed webhook
+    await sb.webhooks.idle();
+    expect(await pay.payments.get(paymentId)).toMatchObject({ status: 'succeeded', outcome: 'confirmed', source: 'webhook' });
+
+    sb.payments.setStatus(paymentId, 'processing'); // a stale read
+    expect((await pay.payments.status(paymentId, { clientToken })).status).toBe('processing');
+    const late = signWebhook({ payload: { id: 'evt_late', type: 'payment.pending', data: { payment_id: paymentId, status: 'pending' } }, secret: sb.webhookSecret });
+    const answer = await pay.handle({ method: 'POST', path: '/webhooks', headers: late.headers, rawBody: late.body });
+    expect(answer?.status).toBe(200);
+
+    const entry = await pay.payments.get(paymentId);
+    expect(entry).toMatchObject({ status: 'succeeded', outcome: 'confirmed', source: 'webhook' });
+    expect(await pay.payments.reconcile(paymentId)).toMatchObject({ outcome: 'confirmed', status: 'succeeded' });
+    expect(logger.text()).toContain('a status never moves backwards');
+  });
+
+  it('lets a confirmation outrank an earlier failure, whatever order they arrive in', async () => {
+    const pay = payFor(sb, { logger });
+    const post = async (id: string, status: string) => {
+      const d = signWebhook({ payload: { type: `payment.${status}`, data: { payment_id: 'pay_race', status, order_id: '000000104' } }, secret: sb.webhookSecret, eventId: id });
+      return (await pay.handle({ method: 'POST', path: '/webhooks', headers: d.headers, rawBody: d.body }))?.status;
+    };
+    expect(await post('evt_a', 'succeeded')).toBe(200);
+    expect(await post('evt_b', 'declined')).toBe(200);
+    expect(await post('evt_c', 'processing')).toBe(200);
+    expect(await pay.payments.get('pay_race')).toMatchObject({ status: 'succeeded', outcome: 'confirmed', orderId: '000000104' });
+  });
+});
+
+describe('the status credential', () => {
+  it('is the client token when given: it works with deliberately wrong merchant credentials', async () => {
+    const good = payFor(sb, { logger });
+    const { paymentId, clientToken } = await card(good, sb.testCards.succeeds);
+    const wrongMerchant = payFor(sb, { logger, payment: { apiUrl: sb.paymentUrl, merchantId: sb.merchantId, apiKey: 'sk_test_deliberately_wrong', webhookSecret: sb.webhookSecret } });
+
+    expect(await wrongMerchant.payments.status(paymentId, { clientToken })).toMatchObject({ paymentId, status: 'succeeded', outcome: 'confirmed' });
+    expect(await wrongMerchant.payments.reconcile(paymentId, { clientToken })).toMatchObject({ outcome: 'confirmed' });
+
+    const withoutToken = await rejection(wrongMerchant.payments.status(paymentId));
+    expect(withoutToken).toBeInstanceOf(UpstreamError);
+    expect(withoutToken.status).toBe(401);
+    // A refused credential is permanent: reconcile throws at once instead of polling out its budget.
+    const started = Date.now();
+    expect((await rejection(wrongMerchant.payments.reconcile('pay_other', { budgetMs: 5_000 }))).status).toBe(404);
+    expect((await rejection(payFor(sb, { logger, payment: { apiUrl: sb.paymentUrl, merchantId: 'm', apiKey: 'sk_wrong_2', webhookSecret: 'w' } }).payments.reconcile(paymentId, { budgetMs: 5_000 }))).status).toBe(401);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("is the merchant's alone with statusAuth 'merchant', and the token's alone with 'client-token'", async () => {
+    const { paymentId, clientToken } = await card(payFor(sb, { logger }), sb.testCards.succeeds);
+    const merchantOnly = payFor(sb, { logger, payments: { statusAuth: 'merchant' }, payment: { apiUrl: sb.paymentUrl, merchantId: sb.merchantId, apiKey: 'sk_test_wrong', webhookSecret: 'w' } });
+    expect((await rejection(merchantOnly.payments.status(paymentId, { clientToken }))).status).toBe(401);
+
+    const tokenOnly = payFor(sb, { logger, payments: { statusAuth: 'client-token' } });
+    expect(await tokenOnly.payments.status(paymentId, { clientToken })).toMatchObject({ status: 'succeeded' });
+    const missing = await rejection(tokenOnly.payments.status(paymentId));
+    expect(missing).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'clientToken' } });
+  });
+
+  it("refuses another payment's client token", async () => {
+    const pay = payFor(sb, { logger });
+    const a = await card(pay, sb.testCards.succeeds);
+    const b = await card(pay, sb.testCards.succeeds);
+    const error = await rejection(pay.payments.status(a.paymentId, { clientToken: b.clientToken }));
+    expect(error.status).toBe(401);
+  });
+});
+
+describe('reconcilePending (the sweep)', () => {
+  it('resolves every resolvable payment and leaves the rest', async () => {
+    const pay = payFor(sb, { logger }); // no webhooks reach it: only the sweep can resolve
+    sb.payments.setConfirmDelay(Infinity);
+    const willSucceed = await card(pay, sb.testCards.succeeds, { amount: 100, currency: 'EUR', orderId: 'sweep-1' });
+    const willDecline = await card(pay, sb.testCards.succeeds, { amount: 200, currency: 'EUR', orderId: 'sweep-2' });
+    const staysProcessing = await card(pay, sb.testCards.succeeds, { amount: 300, currency: 'EUR', orderId: 'sweep-3' });
+    const abandoned = await payByBank(pay, sb, { amount: 400, currency: 'EUR', orderId: 'sweep-4' });
+    const alreadyDone = await card(pay, sb.testCards.declines, { amount: 500, currency: 'EUR', orderId: 'sweep-5' });
+    secrets.push(abandoned.clientToken);
+    for (const p of [willSucceed, willDecline, staysProcessing, abandoned, alreadyDone]) await pay.payments.reconcile(p.paymentId, { budgetMs: 0 });
+    // A payment only a webhook told us about, which the service does not know.
+    const ghost = signWebhook({ payload: { type: 'payment.processing', data: { payment_id: 'pay_ghost', status: 'processing' } }, secret: sb.webhookSecret });
+    expect((await pay.handle({ method: 'POST', path: '/webhooks', headers: ghost.headers, rawBody: ghost.body }))?.status).toBe(200);
+
+    sb.payments.setStatus(willSucceed.paymentId, 'succeeded');
+    sb.payments.setStatus(willDecline.paymentId, 'declined');
+
+    expect((await pay.payments.reconcilePending({ olderThan: 60_000 })).checked).toBe(0);
+    const report = await pay.payments.reconcilePending({ concurrency: 2 });
+    expect(report.checked).toBe(5);
+    expect(report.changed).toEqual(expect.arrayContaining([
+      { paymentId: willSucceed.paymentId, orderId: 'sweep-1', from: 'processing', to: 'succeeded', outcome: 'confirmed' },
+      { paymentId: willDecline.paymentId, orderId: 'sweep-2', from: 'processing', to: 'declined', outcome: 'failed' },
+    ]));
+    expect(report.changed).toHaveLength(2);
+    expect(report.unresolved.sort()).toEqual([staysProcessing.paymentId, abandoned.paymentId, 'pay_ghost'].sort());
+    expect(report.errors).toEqual([{ paymentId: 'pay_ghost', code: 'PAYMENT_NOT_FOUND', message: expect.stringContaining('pay_ghost') }]);
+
+    const again = await pay.payments.reconcilePending();
+    expect(again.checked).toBe(3);
+    expect(again.changed).toEqual([]);
+  });
+
+  it('checks its options', async () => {
+    const pay = payFor(sb, { logger });
+    expect((await rejection(pay.payments.reconcilePending({ concurrency: 0 }))).code).toBe('INVALID_INPUT');
+    expect((await rejection(pay.payments.reconcilePending({ olderThan: -1 }))).code).toBe('INVALID_INPUT');
+  });
+});
+
+describe('secrets', () => {
+  it('no client token, API key or signing secret in any log line or error', () => {
+    expect(logger.lines.length).toBeGreaterThan(0);
+    expect(secrets.length).toBeGreaterThan(10);
+    const texts = [logger.text(), ...errors.flatMap((e) => [String(e), JSON.stringify(e), inspect(e, { depth: 10, showHidden: true }), JSON.stringify((e as PayError).toResponse())])];
+    for (const text of texts) for (const secret of secrets) expect(text).not.toContain(secret);
+  });
+});

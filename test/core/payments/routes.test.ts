@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HookRequest, Pay, PayResponse } from 'paywidget-server';
+import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
+import { captureLogger } from '../../helpers/capture-logger.js';
+import { bodyText, payByBank, payByCard, payFor, serve } from './helpers.js';
+
+let sb: Sandbox;
+const logger = captureLogger();
+const answers: string[] = [];
+const tokens: string[] = [];
+
+beforeAll(async () => {
+  sb = await startSandbox();
+});
+afterAll(() => sb.close());
+
+/** The fields these tests read from an answer. */
+interface Answer {
+  [field: string]: unknown;
+  error: { code: string; details?: unknown };
+  first_seen_at: string;
+}
+
+async function call(pay: Pay, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const response = (await pay.handle({
+    method,
+    path,
+    headers: { 'content-type': 'application/json', ...headers },
+    ...(body === undefined ? {} : { rawBody: typeof body === 'string' ? body : JSON.stringify(body) }),
+  })) as PayResponse;
+  const text = bodyText(response);
+  answers.push(text, JSON.stringify(response.headers));
+  return { status: response.status, headers: response.headers, text, json: JSON.parse(text) as Answer };
+}
+
+describe('POST /payments/:paymentId/reconcile', () => {
+  it('answers the outcome, using the payment_client_token from the body, and never echoes it', async () => {
+    const pay = payFor(sb, { logger, payment: { apiUrl: sb.paymentUrl, merchantId: sb.merchantId, apiKey: 'sk_test_wrong_on_purpose', webhookSecret: sb.webhookSecret } });
+    const { paymentId, clientToken } = await payByCard(payFor(sb), sb, sb.testCards.succeeds, { amount: 2500, currency: 'EUR', orderId: '000000201' });
+    tokens.push(clientToken);
+    const answer = await call(pay, 'POST', `/payments/${paymentId}/reconcile`, { payment_client_token: clientToken });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect(answer.json).toEqual({ payment_id: paymentId, status: 'succeeded', outcome: 'confirmed', source: 'poll', order_id: '000000201', amount: 2500, currency: 'EUR' });
+  });
+
+  it('answers needs_reconciliation (200) for a payment still pending at the end of the budget', async () => {
+    const pay = payFor(sb, { logger, payments: { pollBudgetMs: 100 } });
+    const { paymentId, clientToken } = await payByBank(pay, sb);
+    tokens.push(clientToken);
+    const answer = await call(pay, 'POST', `/payments/${paymentId}/reconcile`, {});
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ payment_id: paymentId, status: 'pending', outcome: 'needs_reconciliation' });
+  });
+
+  it('answers failed for a declined card; 404 for a payment the service does not know; 400 for bad input', async () => {
+    const pay = payFor(sb, { logger });
+    const { paymentId, clientToken } = await payByCard(pay, sb, sb.testCards.declines);
+    tokens.push(clientToken);
+    expect((await call(pay, 'POST', `/payments/${paymentId}/reconcile`)).json).toMatchObject({ outcome: 'failed', status: 'declined' });
+
+    const unknown = await call(pay, 'POST', '/payments/pay_nobody/reconcile');
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error.code).toBe('PAYMENT_NOT_FOUND');
+
+    const badJson = await call(pay, 'POST', `/payments/${paymentId}/reconcile`, '{"payment_client_token":');
+    expect(badJson.status).toBe(400);
+    expect(badJson.json.error.code).toBe('INVALID_JSON');
+    const badToken = await call(pay, 'POST', `/payments/${paymentId}/reconcile`, { payment_client_token: 42 });
+    expect(badToken.status).toBe(400);
+    expect(badToken.json.error).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'payment_client_token' } });
+    const badId = await call(pay, 'POST', '/payments/a%2Fb/reconcile');
+    expect(badId.json.error).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'paymentId' } });
+    expect((await call(pay, 'GET', `/payments/${paymentId}/reconcile`)).status).toBe(405);
+  });
+
+  it("passes the service's refusal of a wrong client token through without the token", async () => {
+    const pay = payFor(sb, { logger });
+    const a = await payByCard(pay, sb, sb.testCards.succeeds);
+    const b = await payByCard(pay, sb, sb.testCards.succeeds);
+    tokens.push(a.clientToken, b.clientToken);
+    const answer = await call(pay, 'POST', `/payments/${a.paymentId}/reconcile`, { payment_client_token: b.clientToken });
+    expect(answer.status).toBe(401);
+    expect(answer.json.error.code).toBe('invalid_token');
+  });
+});
+
+describe('GET /payments/:paymentId', () => {
+  it('answers what the ledger knows, 404 before anything is known, without calling the service', async () => {
+    const pay = payFor(sb, { logger });
+    const { paymentId, clientToken } = await payByCard(pay, sb, sb.testCards.succeeds, { amount: 990, currency: 'USD', orderId: '000000202' });
+    tokens.push(clientToken);
+
+    const before = await call(pay, 'GET', `/payments/${paymentId}`);
+    expect(before.status).toBe(404);
+    expect(before.json.error.code).toBe('PAYMENT_NOT_FOUND');
+
+    await pay.payments.reconcile(paymentId, { clientToken });
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 500, times: Infinity });
+    const after = await call(pay, 'GET', `/payments/${paymentId}`);
+    sb.faults.clear();
+    expect(after.status).toBe(200);
+    expect(after.json).toEqual({
+      payment_id: paymentId, status: 'succeeded', outcome: 'confirmed', source: 'poll', order_id: '000000202', amount: 990, currency: 'USD',
+      first_seen_at: expect.any(String), updated_at: expect.any(String),
+    });
+    expect(Date.parse(after.json.first_seen_at)).toBeLessThanOrEqual(Date.now());
+    expect((await call(pay, 'POST', `/payments/${paymentId}`)).status).toBe(405);
+  });
+
+  it('also answers over real HTTP', async () => {
+    const pay = payFor(sb, { logger });
+    const server = await serve(pay);
+    try {
+      const { paymentId, clientToken } = await payByCard(pay, sb, sb.testCards.succeeds);
+      tokens.push(clientToken);
+      const reconciled = await fetch(`${server.base}/payments/${paymentId}/reconcile`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ payment_client_token: clientToken }) });
+      expect(reconciled.status).toBe(200);
+      const text = await reconciled.text();
+      answers.push(text);
+      expect(JSON.parse(text)).toMatchObject({ outcome: 'confirmed' });
+      const read = await fetch(`${server.base}/payments/${paymentId}`);
+      expect(read.status).toBe(200);
+      expect(await read.json()).toMatchObject({ payment_id: paymentId, outcome: 'confirmed' });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('authorize', () => {
+  it('guards both routes with the same hook as minting: false answers 401 before anything runs', async () => {
+    const seen: HookRequest[] = [];
+    const pay = payFor(sb, {
+      logger,
+      authorize: (request) => {
+        seen.push(request);
+        return request.headers['x-session' as never] === 'ok';
+      },
+    });
+    const { paymentId, clientToken } = await payByCard(pay, sb, sb.testCards.succeeds);
+    tokens.push(clientToken);
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 500, times: Infinity });
+    const refusedPost = await call(pay, 'POST', `/payments/${paymentId}/reconcile`, { payment_client_token: clientToken });
+    const refusedGet = await call(pay, 'GET', `/payments/${paymentId}`);
+    expect(sb.faults.list()[0]!.hits).toBe(0); // the service was never called
+    sb.faults.clear();
+    for (const refused of [refusedPost, refusedGet]) {
+      expect(refused.status).toBe(401);
+      expect(refused.json.error.code).toBe('UNAUTHORIZED');
+    }
+    expect(await pay.payments.get(paymentId)).toBeUndefined();
+    expect(seen.map((r) => [r.method, r.path])).toEqual([['POST', `/payments/${paymentId}/reconcile`], ['GET', `/payments/${paymentId}`]]);
+    expect(seen[0]!.body).toEqual({ payment_client_token: clientToken });
+
+    const allowed = await call(pay, 'POST', `/payments/${paymentId}/reconcile`, { payment_client_token: clientToken }, { 'x-session': 'ok' });
+    expect(allowed.status).toBe(200);
+    expect((await call(pay, 'GET', `/payments/${paymentId}`, undefined, { 'x-session': 'ok' })).status).toBe(200);
+  });
+});
+
+describe('secrets', () => {
+  it('no client token or API key in any answer or log line', () => {
+    expect(tokens.length).toBeGreaterThan(5);
+    const texts = [...answers, logger.text()];
+    for (const text of texts) for (const secret of [...tokens, sb.apiKey, sb.webhookSecret]) expect(text).not.toContain(secret);
+  });
+});

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import type { LedgerEntry, LedgerObservation, LedgerStore } from 'paywidget-server';
+
+const observe = (paymentId: string, status: string | null, outcome: LedgerObservation['outcome'], at: number, extra: Partial<LedgerObservation> = {}): LedgerObservation => ({
+  paymentId, status, outcome, source: 'poll', at, ...extra,
+});
+
+async function collect(iterable: AsyncIterable<LedgerEntry>): Promise<LedgerEntry[]> {
+  const out: LedgerEntry[] = [];
+  for await (const entry of iterable) out.push(entry);
+  return out;
+}
+
+/** The behaviour every LedgerStore must show; the Redis store runs the same contract. */
+export function ledgerStoreContract(name: string, make: () => LedgerStore | Promise<LedgerStore>): void {
+  describe(`${name}: LedgerStore contract`, () => {
+    it('records a new payment and answers it', async () => {
+      const store = await make();
+      const result = await store.record(observe('p1', 'processing', 'unresolved', 1_000, { orderId: 'o1', amount: 1999, currency: 'EUR' }));
+      const expected = { paymentId: 'p1', status: 'processing', outcome: 'unresolved', source: 'poll', orderId: 'o1', amount: 1999, currency: 'EUR', firstSeenAt: 1_000, updatedAt: 1_000 };
+      expect(result).toEqual({ entry: expected, previous: undefined, changed: true });
+      expect(await store.get('p1')).toEqual(expected);
+      expect(await store.get('p2')).toBeUndefined();
+    });
+
+    it('never moves a status backwards: a late unresolved or failed status does not undo confirmed', async () => {
+      const store = await make();
+      await store.record(observe('p1', 'processing', 'unresolved', 1_000));
+      const confirmed = await store.record(observe('p1', 'succeeded', 'confirmed', 2_000, { source: 'webhook' }));
+      expect(confirmed).toMatchObject({ changed: true, previous: { status: 'processing' }, entry: { status: 'succeeded', outcome: 'confirmed', source: 'webhook', updatedAt: 2_000, firstSeenAt: 1_000 } });
+      for (const [status, outcome] of [['pending', 'unresolved'], ['declined', 'failed'], [null, 'unresolved'], ['paid', 'confirmed']] as const) {
+        const late = await store.record(observe('p1', status, outcome, 3_000));
+        expect(late.changed).toBe(false);
+        expect(late.entry).toMatchObject({ status: 'succeeded', outcome: 'confirmed', source: 'webhook', updatedAt: 2_000 });
+      }
+    });
+
+    it('moves up from failed to confirmed, and sideways between unresolved statuses', async () => {
+      const store = await make();
+      await store.record(observe('p1', null, 'unresolved', 1_000));
+      expect((await store.record(observe('p1', 'requires_action', 'unresolved', 1_500))).entry.status).toBe('requires_action');
+      expect((await store.record(observe('p1', 'processing', 'unresolved', 1_600))).entry.status).toBe('processing');
+      expect((await store.record(observe('p1', 'declined', 'failed', 2_000))).entry).toMatchObject({ status: 'declined', outcome: 'failed' });
+      expect((await store.record(observe('p1', 'canceled', 'failed', 2_500))).entry.status).toBe('declined');
+      expect((await store.record(observe('p1', 'succeeded', 'confirmed', 3_000))).entry).toMatchObject({ status: 'succeeded', outcome: 'confirmed', updatedAt: 3_000 });
+    });
+
+    it('fills in order id, amount and currency when they arrive later, and never overwrites them', async () => {
+      const store = await make();
+      await store.record(observe('p1', 'succeeded', 'confirmed', 1_000));
+      const filled = await store.record(observe('p1', 'processing', 'unresolved', 2_000, { orderId: 'o1', amount: 500, currency: 'USD' }));
+      expect(filled.changed).toBe(false);
+      expect(filled.entry).toMatchObject({ status: 'succeeded', orderId: 'o1', amount: 500, currency: 'USD', updatedAt: 2_000 });
+      const ignored = await store.record(observe('p1', 'succeeded', 'confirmed', 3_000, { orderId: 'o2', amount: 1 }));
+      expect(ignored.entry).toMatchObject({ orderId: 'o1', amount: 500 });
+      expect(await store.byOrder('o1')).toEqual([ignored.entry]);
+      expect(await store.byOrder('o2')).toEqual([]);
+    });
+
+    it('applies concurrent observations atomically: the highest rank wins whatever the order', async () => {
+      const store = await make();
+      const statuses = [['pending', 'unresolved'], ['succeeded', 'confirmed'], ['declined', 'failed'], ['processing', 'unresolved']] as const;
+      await Promise.all(Array.from({ length: 40 }, (_, i) => store.record(observe('p1', statuses[i % 4]![0], statuses[i % 4]![1], 1_000 + i))));
+      expect(await store.get('p1')).toMatchObject({ status: 'succeeded', outcome: 'confirmed' });
+    });
+
+    it('lists by outcome and first-seen window, oldest first; entries by order', async () => {
+      const store = await make();
+      await store.record(observe('a', 'processing', 'unresolved', 3_000, { orderId: 'o1' }));
+      await store.record(observe('b', 'pending', 'unresolved', 1_000, { orderId: 'o1' }));
+      await store.record(observe('c', 'succeeded', 'confirmed', 2_000, { orderId: 'o2' }));
+      await store.record(observe('d', 'processing', 'unresolved', 5_000));
+      expect((await collect(store.list({ outcome: 'unresolved' }))).map((e) => e.paymentId)).toEqual(['b', 'a', 'd']);
+      expect((await collect(store.list({ outcome: 'unresolved', firstSeenTo: 3_000 }))).map((e) => e.paymentId)).toEqual(['b', 'a']);
+      expect((await collect(store.list({ outcome: 'unresolved', firstSeenFrom: 2_000, firstSeenTo: 4_000 }))).map((e) => e.paymentId)).toEqual(['a']);
+      expect((await collect(store.list({ outcome: 'confirmed' }))).map((e) => e.paymentId)).toEqual(['c']);
+      await store.record(observe('a', 'succeeded', 'confirmed', 6_000));
+      expect((await collect(store.list({ outcome: 'confirmed' }))).map((e) => e.paymentId)).toEqual(['c', 'a']);
+      expect((await collect(store.list({ outcome: 'unresolved' }))).map((e) => e.paymentId)).toEqual(['b', 'd']);
+      expect((await store.byOrder('o1')).map((e) => e.paymentId).sort()).toEqual(['a', 'b']);
+    });
+
+    it('hands out copies: changing an answer changes nothing stored', async () => {
+      const store = await make();
+      const { entry } = await store.record(observe('p1', 'processing', 'unresolved', 1_000));
+      entry.status = 'succeeded';
+      const read = await store.get('p1');
+      read!.outcome = 'confirmed';
+      expect(await store.get('p1')).toMatchObject({ status: 'processing', outcome: 'unresolved' });
+    });
+  });
+}

@@ -1,0 +1,120 @@
+/**
+ * The package as users install it: the tsup build loads in ESM and CommonJS, and the Next example,
+ * built with `next build` and served by `next start`, answers over real HTTP against the sandbox.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
+import { signWebhook } from 'paywidget-server/testing';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const nextBin = `${root}node_modules/next/dist/bin/next`;
+const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+beforeAll(async () => {
+  await run('npx', ['tsup', '--silent'], { cwd: root, env });
+}, 240_000);
+
+describe('the built package', () => {
+  const subpaths = ['paywidget-server', 'paywidget-server/express', 'paywidget-server/next', 'paywidget-server/koa', 'paywidget-server/sandbox', 'paywidget-server/testing'];
+
+  it.each(subpaths)('%s loads with require() and import()', async (name) => {
+    const cjs = await run(process.execPath, ['-e', `console.log(Object.keys(require(${JSON.stringify(name)})).sort().join(','))`], { cwd: root });
+    const esm = await run(process.execPath, ['--input-type=module', '-e', `console.log(Object.keys(await import(${JSON.stringify(name)})).sort().join(','))`], { cwd: root });
+    expect(cjs.stdout.trim().length).toBeGreaterThan(0);
+    expect(esm.stdout.trim()).toBe(cjs.stdout.trim());
+  });
+});
+
+describe('examples/next built with next build and served by next start', () => {
+  let sandbox: Sandbox;
+  let server: ChildProcess;
+  let base: string;
+  let output = '';
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    await run(process.execPath, [nextBin, 'build', 'examples/next'], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 });
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}/api/pay`;
+    server = spawn(process.execPath, [nextBin, 'start', 'examples/next', '-p', String(port), '-H', '127.0.0.1'], {
+      cwd: root,
+      env: { ...env, PAY_API_URL: sandbox.paymentUrl, PAY_MERCHANT_ID: sandbox.merchantId, PAY_MERCHANT_API_KEY: sandbox.apiKey, PAY_WEBHOOK_SECRET: sandbox.webhookSecret },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    server.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    server.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    for (let i = 0; i < 200; i++) {
+      if (await fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok, () => false)) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    sandbox.setWebhookUrl(`${base}/webhooks`);
+  }, 300_000);
+
+  afterAll(async () => {
+    server?.kill();
+    await sandbox?.close();
+  });
+
+  it('mints a token for an order from the merchant’s records', async () => {
+    const response = await fetch(`${base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1001","amount":1}' });
+    expect(response.status).toBe(200);
+    const { widget_token } = (await response.json()) as { widget_token: string };
+    const lookup = await fetch(`${sandbox.paymentUrl}/api/v1/checkout/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token }) });
+    expect(await lookup.json()).toMatchObject({ order: { order_id: '1001', amount: 1999, currency: 'EUR' } });
+  });
+
+  it('passes an upstream refusal through unchanged', async () => {
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 403, headers: { 'content-type': 'text/plain' }, body: 'merchant suspended' });
+    const response = await fetch(`${base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1002"}' });
+    expect(response.status).toBe(403);
+    expect(response.headers.get('content-type')).toBe('text/plain');
+    expect(await response.text()).toBe('merchant suspended');
+  });
+
+  it('verifies, deduplicates and refuses webhooks', async () => {
+    const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_n1', order_id: '1003' } }, secret: sandbox.webhookSecret });
+    const send = (body: string | Uint8Array) => fetch(`${base}/webhooks`, { method: 'POST', headers: signed.headers, body: body as BodyInit });
+    expect(await (await send(signed.body)).json()).toEqual({ received: true });
+    expect(await (await send(signed.body)).json()).toEqual({ received: true, duplicate: true });
+    const forged = await send(String(signed.body).replace('1003', '1001'));
+    expect(forged.status).toBe(400);
+    expect(((await forged.json()) as { error: { code: string } }).error.code).toBe('WEBHOOK_SIGNATURE_MISMATCH');
+    const huge = await send(JSON.stringify({ padding: 'x'.repeat(1_100_000) }));
+    expect(huge.status).toBe(413);
+    expect(output).toContain('fulfil order 1003');
+  });
+
+  it('receives the sandbox’s own webhook for a card payment', async () => {
+    const minted = await fetch(`${base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1002"}' });
+    const { widget_token } = (await minted.json()) as { widget_token: string };
+    const checkout = await fetch(`${sandbox.paymentUrl}/api/v1/mobile/checkout`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ widget_token, card: { number: sandbox.testCards.succeeds, exp_month: 12, exp_year: 2040, cvc: '123' } }),
+    });
+    const { payment_id } = (await checkout.json()) as { payment_id: string };
+    await sandbox.webhooks.idle();
+    const delivered = sandbox.webhooks.delivered.filter((d) => d.paymentId === payment_id);
+    expect(delivered.length).toBeGreaterThan(0);
+    expect(delivered.every((d) => d.status === 200)).toBe(true);
+  });
+
+  it('answers 404 for a path that is not a route, and never shows a secret', async () => {
+    const response = await fetch(`${base}/nope`);
+    expect(response.status).toBe(404);
+    expect(output).not.toContain(sandbox.apiKey);
+    expect(output).not.toContain(sandbox.webhookSecret);
+  });
+});

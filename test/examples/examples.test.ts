@@ -1,0 +1,51 @@
+/** The Express and Koa examples, started with their one documented command, take a whole payment. */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function waitFor(check: () => boolean, what: string, ms = 20_000): Promise<void> {
+  for (const end = Date.now() + ms; Date.now() < end;) {
+    if (check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe.each(['express', 'koa'])('examples/%s with the sandbox', (name) => {
+  it('mints through resolveCheckout and fulfils the order when the webhook arrives', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/with-sandbox.ts', name], { cwd: root, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      await waitFor(() => output.includes('Merchant backend on'), 'the example to listen');
+      const paymentUrl = /Sandbox payment service on (\S+);/.exec(output)?.[1];
+      const minted = await fetch(`http://127.0.0.1:${port}/pay/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1003","amount":1}' });
+      expect(minted.status).toBe(200);
+      const { widget_token } = (await minted.json()) as { widget_token: string };
+      const lookup = await fetch(`${paymentUrl}/api/v1/checkout/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token }) });
+      expect(await lookup.json()).toMatchObject({ order: { order_id: '1003', amount: 12345, currency: 'KWD' } });
+      await fetch(`${paymentUrl}/api/v1/mobile/checkout`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ widget_token, card: { number: '4242424242424242', exp_month: 12, exp_year: 2040, cvc: '123' } }),
+      });
+      await waitFor(() => output.includes('fulfil order 1003'), 'the webhook to be handled');
+      const unknown = await fetch(`http://127.0.0.1:${port}/pay/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"404"}' });
+      expect(unknown.status).toBe(404);
+    } finally {
+      child.kill();
+    }
+  });
+});

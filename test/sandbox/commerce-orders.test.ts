@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { adminToken, criteria, read } from './commerce-helpers.js';
+
+let sb: Sandbox;
+let token: string;
+beforeAll(async () => {
+  sb = await startSandbox({ commerce: { orders: 500, seed: 11 } });
+  token = await adminToken(sb);
+});
+afterAll(() => sb.close());
+
+const ids = (json: { items: Array<{ entity_id: number }> }) => json.items.map((o) => o.entity_id);
+const search = async (query: string, method = 'GET') => {
+  const res = await read(sb, token, `/rest/default/V1/orders?${query}`, method);
+  expect(res.status).toBe(200);
+  return res.json as { items: Array<Record<string, unknown> & { entity_id: number }>; total_count: number; search_criteria: Record<string, unknown> };
+};
+const all = () => Array.from({ length: sb.commerce.orderCount }, (_, i) => sb.commerce.order(i + 1)!);
+
+describe('commerce sandbox: one order', () => {
+  it('serves it on GET and POST, with and without the scope segment', async () => {
+    const expected = sb.commerce.order(42);
+    for (const [method, path] of [['GET', '/rest/default/V1/orders/42'], ['POST', '/rest/default/V1/orders/42'], ['GET', '/rest/V1/orders/42'], ['POST', '/rest/V1/orders/42']] as const) {
+      const res = await read(sb, token, path, method);
+      expect(res.status).toBe(200);
+      expect(res.json).toEqual(expected);
+    }
+  });
+
+  it('answers 404 with Magento\'s body for a missing order, and for an unknown route', async () => {
+    for (const path of ['/rest/V1/orders/9999', '/rest/V1/orders/abc', '/rest/V1/orders/0']) {
+      expect(await read(sb, token, path)).toMatchObject({ status: 404, json: { message: "The entity that was requested doesn't exist. Verify the entity and try again." } });
+    }
+    expect(await read(sb, token, '/rest/V1/customers/1')).toMatchObject({ status: 404, json: { message: 'Request does not match any route.' } });
+    expect((await read(sb, token, '/rest/V1/orders/1', 'DELETE')).status).toBe(405);
+  });
+
+  it('generates realistic orders: the fixtures\' shape, states, currencies and dates', () => {
+    const orders = all();
+    const states = new Set(orders.map((o) => `${o.state}/${o.status}`));
+    expect(states).toEqual(new Set(['new/pending', 'processing/processing', 'complete/complete']));
+    expect(new Set(orders.map((o) => o.order_currency_code))).toEqual(new Set(['USD', 'EUR', 'JPY', 'KWD']));
+    const dates = orders.map((o) => o.created_at as string);
+    expect([...dates].sort()).toEqual(dates); // ascending with entity_id
+    expect(dates[0]! >= '2025-01-01 00:00:00' && dates.at(-1)! <= '2026-01-02 00:00:00').toBe(true);
+    for (const o of orders) {
+      const exp = { JPY: 0, KWD: 3 }[o.order_currency_code as string] ?? 2;
+      const minor = Math.round((o.grand_total as number) * 10 ** exp);
+      expect(String(o.grand_total)).toBe(String(minor / 10 ** exp)); // no more decimals than the currency has
+      expect(o.increment_id).toBe(String(o.entity_id).padStart(9, '0'));
+      if (o.state === 'new') expect([o.total_paid, o.total_due]).toEqual([undefined, o.grand_total]);
+      else expect([o.total_paid, o.total_due]).toEqual([o.grand_total, 0]);
+    }
+    const sample = orders[0]!;
+    expect(Object.keys(sample)).toEqual(expect.arrayContaining(['items', 'billing_address', 'payment', 'status_histories', 'extension_attributes', 'store_name', 'protect_code']));
+  });
+
+  it('is deterministic by seed, and builds 300,000 orders lazily', async () => {
+    const again = await startSandbox({ commerce: { orders: 500, seed: 11 } });
+    const other = await startSandbox({ commerce: { orders: 500, seed: 12 } });
+    const started = performance.now();
+    const big = await startSandbox({ commerce: { orders: 300_000 } });
+    try {
+      expect(again.commerce.order(77)).toEqual(sb.commerce.order(77));
+      expect(other.commerce.order(77)).not.toEqual(sb.commerce.order(77));
+      expect(big.commerce.orderCount).toBe(300_000);
+      const bigToken = await adminToken(big);
+      const res = await read(big, bigToken, `/rest/V1/orders?${criteria([[['status', 'pending', 'eq']], [['created_at', '2025-12-01 00:00:00', 'from']]], { pageSize: 5, currentPage: 3 })}`);
+      expect(res.status).toBe(200);
+      expect(res.json.items).toHaveLength(5);
+      expect(res.json.total_count).toBeGreaterThan(5_000);
+      expect(performance.now() - started).toBeLessThan(3_000);
+    } finally {
+      await Promise.all([again.close(), other.close(), big.close()]);
+    }
+  });
+
+  it('adds and changes orders for tests', async () => {
+    const before = sb.commerce.orderCount;
+    const added = sb.commerce.addOrder({ order_currency_code: 'KWD', grand_total: 1.5 });
+    expect(added).toMatchObject({ entity_id: before + 1, order_currency_code: 'KWD', grand_total: 1.5, state: 'new' });
+    expect((await read(sb, token, `/rest/V1/orders/${added.entity_id}`)).json).toEqual(added);
+    sb.commerce.setOrder(3, { status: 'holded', state: 'holded' });
+    expect((await read(sb, token, '/rest/V1/orders/3')).json).toMatchObject({ entity_id: 3, status: 'holded' });
+    expect((await search(criteria([[['status', 'holded', 'eq']]]))).items.map((o) => o.entity_id)).toEqual([3]);
+    expect(() => sb.commerce.setOrder(123_456, {})).toThrow(TypeError);
+  });
+});
+
+describe('commerce sandbox: search criteria', () => {
+  it('ANDs groups and ORs the filters inside a group', async () => {
+    const byStatus = (s: string) => all().filter((o) => o.status === s).map((o) => o.entity_id);
+    const either = await search(criteria([[['status', 'pending', 'eq'], ['status', 'complete', 'eq']]]));
+    expect(ids(either)).toEqual([...byStatus('pending'), ...byStatus('complete')].sort((a, b) => a - b));
+    const both = await search(criteria([[['status', 'pending', 'eq']], [['entity_id', '100', 'lteq']]]));
+    expect(ids(both)).toEqual(byStatus('pending').filter((id) => id <= 100));
+    // from and to in ONE group OR each other: everything matches.
+    const oneGroup = await search(criteria([[['created_at', '2025-06-01 00:00:00', 'from'], ['created_at', '2025-07-01 00:00:00', 'to']]]));
+    expect(oneGroup.total_count).toBe(sb.commerce.orderCount);
+  });
+
+  it.each<[string, string, (o: Record<string, unknown>) => boolean]>([
+    ['eq', '20', (o) => o.entity_id === 20],
+    ['neq', '20', (o) => o.entity_id !== 20],
+    ['gt', '480', (o) => (o.entity_id as number) > 480],
+    ['gteq', '480', (o) => (o.entity_id as number) >= 480],
+    ['lt', '5', (o) => (o.entity_id as number) < 5],
+    ['lteq', '5', (o) => (o.entity_id as number) <= 5],
+    ['in', '3,9,27', (o) => [3, 9, 27].includes(o.entity_id as number)],
+    ['nin', '3,9,27', (o) => ![3, 9, 27].includes(o.entity_id as number)],
+  ])('entity_id %s %s', async (condition, value, expected) => {
+    expect(ids(await search(criteria([[['entity_id', value, condition]]])))).toEqual(all().filter(expected).map((o) => o.entity_id));
+  });
+
+  it('compares dates as timestamps, inclusive at from/to, and matches like patterns', async () => {
+    const at = sb.commerce.order(250)!.created_at as string;
+    const exact = await search(criteria([[['created_at', at, 'from']], [['created_at', at, 'to']]]));
+    expect(ids(exact)).toEqual(all().filter((o) => o.created_at === at).map((o) => o.entity_id));
+    expect(ids(exact)).toContain(250);
+    expect(ids(await search(criteria([[['created_at', at, 'gt']]])))[0]).toBeGreaterThan(250);
+    const email = sb.commerce.order(7)!.customer_email as string;
+    expect(ids(await search(criteria([[['customer_email', `%${email.slice(2).toUpperCase()}`, 'like']]])))).toEqual([7]);
+    expect(ids(await search(criteria([[['increment_id', '00000001_', 'like']]])))).toEqual([10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+  });
+
+  it('pages, sorts and echoes only what was sent', async () => {
+    const page = await search(criteria([[['status', 'complete', 'eq']]], { pageSize: 7, currentPage: 2, 'sortOrders][0][field': 'entity_id', 'sortOrders][0][direction': 'DESC' }));
+    const complete = all().filter((o) => o.status === 'complete').map((o) => o.entity_id).reverse();
+    expect(ids(page)).toEqual(complete.slice(7, 14));
+    expect(page.total_count).toBe(complete.length);
+    expect(page.search_criteria).toEqual({
+      filter_groups: [{ filters: [{ field: 'status', value: 'complete', condition_type: 'eq' }] }],
+      sort_orders: [{ field: 'entity_id', direction: 'DESC' }],
+      page_size: 7,
+      current_page: 2,
+    });
+    const bare = await search(criteria([[['status', 'complete']]]));
+    expect(bare.search_criteria).toEqual({ filter_groups: [{ filters: [{ field: 'status', value: 'complete' }] }] });
+    expect(bare.items).toHaveLength(complete.length); // no pageSize: everything
+    const sorted = await search(criteria([], { pageSize: 5, 'sortOrders][0][field': 'grand_total', 'sortOrders][0][direction': 'ASC' }));
+    const totals = sorted.items.map((o) => o.grand_total as number);
+    expect(totals).toEqual([...totals].sort((a, b) => a - b));
+  });
+
+  it('echoes only the last of two filters sent with the same indexes', async () => {
+    const q = `${criteria([[['created_at', '2025-03-01 00:00:00', 'from']]])}&${criteria([[['created_at', '2025-04-01 00:00:00', 'to']]])}`;
+    const res = await search(q);
+    expect(res.search_criteria.filter_groups).toEqual([{ filters: [{ field: 'created_at', value: '2025-04-01 00:00:00', condition_type: 'to' }] }]);
+  });
+
+  it('answers past the end with no items, or with the last page again in the old mode', async () => {
+    const q = (page: number) => criteria([], { pageSize: 100, currentPage: page });
+    expect((await search(q(99))).items).toEqual([]);
+    sb.commerce.setLastPageAgain(true);
+    try {
+      expect(ids(await search(q(99)))).toEqual(ids(await search(q(Math.ceil(sb.commerce.orderCount / 100)))));
+    } finally {
+      sb.commerce.setLastPageAgain(false);
+    }
+  });
+
+  it('refuses a page size over the cap, an unknown condition and a non-numeric page size with 400', async () => {
+    sb.commerce.setMaxPageSize(300);
+    try {
+      expect((await search(criteria([], { pageSize: 300 }))).items).toHaveLength(300);
+      expect(await read(sb, token, `/rest/V1/orders?${criteria([], { pageSize: 301 })}`)).toMatchObject({ status: 400, json: { message: 'Maximum SearchCriteria pageSize is %1', parameters: [300] } });
+    } finally {
+      sb.commerce.setMaxPageSize(undefined);
+    }
+    expect(await read(sb, token, `/rest/V1/orders?${criteria([[['status', 'x', 'almost']]])}`)).toMatchObject({ status: 400, json: { message: 'Invalid condition type: %1', parameters: ['almost'] } });
+    expect((await read(sb, token, `/rest/V1/orders?${criteria([], { pageSize: 'ten' })}`)).status).toBe(400);
+  });
+
+  it('applies fault rules to /rest/ routes only, with Magento-style bodies', async () => {
+    sb.commerce.faults.inject({ route: 'GET /rest/V1/orders/:id', status: 503 });
+    expect(await read(sb, token, '/rest/V1/orders/1')).toMatchObject({ status: 503, json: { message: 'Fault injected by the sandbox (HTTP 503).' } });
+    expect((await read(sb, token, '/rest/V1/orders/1')).status).toBe(200);
+    expect(sb.faults.list()).toEqual([]); // the payment service's rules are separate
+  });
+});
