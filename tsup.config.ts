@@ -8,6 +8,7 @@ export default defineConfig({
     'koa/index': 'src/adapters/koa/index.ts',
     'sandbox/index': 'src/sandbox/index.ts',
     'testing/index': 'src/testing/index.ts',
+    'redis/index': 'src/stores/redis/index.ts',
     // The `paywidget` command; its `#!/usr/bin/env node` line is kept by esbuild and makes tsup mark it executable.
     'cli/index': 'src/cli/index.ts',
   },

@@ -2,12 +2,14 @@
  * `npm run bench`: every benchmark, each figure printed next to its reference measured in the same
  * run, as a ratio. Pass names to run some: `npm run bench -- verify throughput`.
  */
+import { benchRedis } from './redis.js';
 import { benchWebhookThroughput } from './webhook-throughput.js';
 import { benchWebhookVerify } from './webhook-verify.js';
 
 const benches: Record<string, () => Promise<void>> = {
   verify: benchWebhookVerify,
   throughput: benchWebhookThroughput,
+  redis: benchRedis,
 };
 
 const chosen = process.argv.slice(2);

@@ -21,7 +21,7 @@ async function startServer(variant: string): Promise<{ port: number; child: Chil
 }
 
 /** Deliveries signed up front so the load generator does no crypto while measuring. */
-function deliveries(count: number) {
+export function deliveries(count: number) {
   const payload = { type: 'payment.succeeded', data: { payment_id: 'pay_bench', order_id: 'ord_bench', amount: 1999, currency: 'EUR', note: 'x'.repeat(800) } };
   return Array.from({ length: count }, (_, i) => {
     const signed = signWebhook({ payload: { ...payload, id: `evt_${i}` }, secret: BENCH_SECRET, eventId: `evt_${i}` });
@@ -48,7 +48,7 @@ async function load(port: number, seconds: number, prepared: ReturnType<typeof d
  * The library and its hand-written reference, both running, measured in alternating rounds and
  * compared by their medians, so a busy moment on a 2-core machine does not fall on one side only.
  */
-async function compare(reference: string, candidate: string, prepared: ReturnType<typeof deliveries>): Promise<[number, number]> {
+export async function compare(reference: string, candidate: string, prepared: ReturnType<typeof deliveries>): Promise<[number, number]> {
   const servers = await Promise.all([startServer(reference), startServer(candidate)]);
   try {
     const cursors = servers.map(() => ({ next: 0 }));

@@ -2,21 +2,28 @@
  * One webhook receiver per process, for the throughput benchmark: the library through an adapter,
  * or a hand-written handler doing the same work in the same framework (raw body, HMAC,
  * constant-time compare, dedupe in a Set, JSON parse). Prints its port on stdout.
- *   tsx bench/servers/webhook-server.ts express-library|express-hand|koa-library|koa-hand
+ *   tsx bench/servers/webhook-server.ts express-library|express-hand|koa-library|koa-hand|express-redis
+ * express-redis: the library with its stores in Redis (REDIS_URL), under a prefix of its own.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { once } from 'node:events';
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import express from 'express';
 import Koa from 'koa';
+import { Redis } from 'ioredis';
 import getRawBody from 'raw-body';
 import { createPay } from 'paywidget-server';
 import { payMiddleware } from 'paywidget-server/express';
 import { payRouter } from 'paywidget-server/koa';
+import { redisStores } from 'paywidget-server/redis';
 
 import { BENCH_SECRET } from '../lib.js';
 const variant = process.argv[2] ?? '';
+// Connected before the port is printed: with the offline queue off, a command sent earlier would fail (503).
+const redis = variant.endsWith('-redis') ? new Redis(process.env.REDIS_URL!, { enableOfflineQueue: false, maxRetriesPerRequest: 0 }) : undefined;
+if (redis) await once(redis, 'ready');
 
 /** The hand-written reference: what a careful developer writes without a library. */
 function handWritten(rawBody: Buffer, headers: Record<string, string | string[] | undefined>, seen: Set<string>): { status: number; body: string } {
@@ -34,10 +41,12 @@ function handWritten(rawBody: Buffer, headers: Record<string, string | string[] 
 
 function listener(): RequestListener {
   const seen = new Set<string>();
-  const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'bench', apiKey: 'bench', webhookSecret: BENCH_SECRET } });
+  const stores = redis && redisStores(redis, { prefix: `bench:${process.pid}:` });
+  const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'bench', apiKey: 'bench', webhookSecret: BENCH_SECRET }, stores });
   pay.webhooks.onAny(() => {});
   switch (variant) {
-    case 'express-library': {
+    case 'express-library':
+    case 'express-redis': {
       const app = express();
       app.use('/pay', payMiddleware(pay));
       return app;

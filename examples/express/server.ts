@@ -1,12 +1,18 @@
 /**
  * Run: PAY_API_URL=… PAY_MERCHANT_ID=… PAY_MERCHANT_API_KEY=… PAY_WEBHOOK_SECRET=… npx tsx examples/express/server.ts
  * or against the embedded sandbox: npx tsx examples/with-sandbox.ts express
+ * Several instances behind a load balancer: set REDIS_URL, and they share one state in Redis.
  */
+import { Redis } from 'ioredis';
 import { createPay } from 'paywidget-server';
+import { redisStores } from 'paywidget-server/redis';
 import { checkoutFor, orders } from '../shared/orders.js';
 import { createApp } from './app.js';
 
+const redisUrl = process.env.REDIS_URL;
 const pay = createPay({
+  // Webhook claims, payment ledger, admin token: in Redis when set (commands fail fast while it is down, so webhooks get 503).
+  stores: redisUrl ? redisStores(new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0 })) : undefined,
   // The browser sends { orderId }; what it owes comes from the merchant's own records.
   resolveCheckout: ({ body }) => checkoutFor(body),
 });

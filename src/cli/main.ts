@@ -2,13 +2,14 @@ import { PayError } from '../core/errors.js';
 import { ordersCommand } from './commands/orders.js';
 import { paymentsCommand } from './commands/payments.js';
 import { reconcileCommand } from './commands/reconcile.js';
+import { sandboxCommand } from './commands/sandbox.js';
 import { EXIT, UsageError, write, type CliIo, type Command } from './io.js';
 
 /**
  * The command tree. Later commands register here: `payments` (with `reconcile <id>`) and a top-level
  * `reconcile` and `sandbox` are each one more entry.
  */
-export const COMMANDS: Command[] = [ordersCommand, paymentsCommand, reconcileCommand];
+export const COMMANDS: Command[] = [ordersCommand, paymentsCommand, reconcileCommand, sandboxCommand];
 
 const ROOT: Command = {
   name: 'paywidget',

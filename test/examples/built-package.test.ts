@@ -3,32 +3,24 @@
  * built with `next build` and served by `next start`, answers over real HTTP against the sandbox.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { signWebhook } from 'paywidget-server/testing';
+import { freePort } from '../helpers/free-port.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const nextBin = `${root}node_modules/next/dist/bin/next`;
 const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 beforeAll(async () => {
   await run('npx', ['tsup', '--silent'], { cwd: root, env });
 }, 240_000);
 
 describe('the built package', () => {
-  const subpaths = ['paywidget-server', 'paywidget-server/express', 'paywidget-server/next', 'paywidget-server/koa', 'paywidget-server/sandbox', 'paywidget-server/testing'];
+  const subpaths = ['paywidget-server', 'paywidget-server/express', 'paywidget-server/next', 'paywidget-server/koa', 'paywidget-server/sandbox', 'paywidget-server/testing', 'paywidget-server/redis'];
 
   it.each(subpaths)('%s loads with require() and import()', async (name) => {
     const cjs = await run(process.execPath, ['-e', `console.log(Object.keys(require(${JSON.stringify(name)})).sort().join(','))`], { cwd: root });

@@ -1,18 +1,10 @@
 /** The Express and Koa examples, started with their one documented command, take a whole payment. */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/free-port.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function waitFor(check: () => boolean, what: string, ms = 20_000): Promise<void> {
   for (const end = Date.now() + ms; Date.now() < end;) {

@@ -46,7 +46,7 @@ export interface OrdersClient extends Orders {
 
 /** The orders API over one commerce configuration; createPay builds it, and so does the CLI (no payment options needed). */
 export function createOrders(config: CommerceConfig, deps: OrdersDeps): OrdersClient {
-  const tokens = new AdminTokens({ config, http: deps.http, logger: deps.logger, store: deps.stores?.adminTokens ?? new MemoryAdminTokenStore({ now: deps.now }) });
+  const tokens = new AdminTokens({ config, http: deps.http, logger: deps.logger, now: deps.now, store: deps.stores?.adminTokens ?? new MemoryAdminTokenStore({ now: deps.now }) });
   const reader = new OrderReader(new CommerceClient({ config, http: deps.http, logger: deps.logger, tokens }), deps.logger);
   const checkpoints = deps.stores?.checkpoints ?? new MemoryCheckpointStore();
   return {

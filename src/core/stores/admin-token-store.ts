@@ -5,13 +5,23 @@ import { Secret } from '../secret.js';
  * instead of each logging in (Magento locks an account after repeated failed logins).
  *
  * Maps onto Redis as `GET key` / `SET key value PX ttlMs`. The value is a credential: a shared store
- * must be as private as the admin password.
+ * must be as private as the admin password. A store may throw (or reject) when it is unreachable: the
+ * library then keeps using its own copy of the token, or logs in without the store.
  */
 export interface AdminTokenStore {
   /** The cached token, or undefined when there is none or it expired. */
   get(key: string): Promise<string | undefined>;
   /** Caches `token` for `ttlMs`, replacing any previous one. */
   set(key: string, token: string, ttlMs: number): Promise<void>;
+  /**
+   * Optional, for a store shared by several instances: takes the refresh lock of `key` for `ttlMs`
+   * (Redis `SET lock <random> NX PX ttlMs`) and answers its token, or undefined while another instance
+   * holds it. With it, one instance logs in and the others poll `get` for its token; without it (the
+   * in-memory store), each instance refreshes on its own, one request at a time.
+   */
+  acquireRefreshLock?(key: string, ttlMs: number): Promise<string | undefined>;
+  /** Frees the lock taken by `acquireRefreshLock`, if `lockToken` still holds it (compare-and-delete). */
+  releaseRefreshLock?(key: string, lockToken: string): Promise<void>;
 }
 
 export interface MemoryAdminTokenStoreOptions {

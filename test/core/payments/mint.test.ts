@@ -1,9 +1,9 @@
-import { createServer } from 'node:net';
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPay, PayError, UpstreamError, type Pay, type PayOptions } from 'paywidget-server';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { captureLogger } from '../../helpers/capture-logger.js';
+import { freePort as closedPort } from '../../helpers/free-port.js';
 
 let sandbox: Sandbox;
 const logger = captureLogger();
@@ -35,14 +35,6 @@ async function rejection(promise: Promise<unknown>): Promise<PayError> {
   const error = await promise.then(() => undefined, (e: unknown) => e);
   expect(error).toBeInstanceOf(PayError);
   return error as PayError;
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe('mintWidgetToken against the sandbox', () => {

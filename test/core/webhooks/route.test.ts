@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryClaimStore, type WebhookEvent, type WebhookFailure } from 'paywidget-server';
+import { MemoryClaimStore, type ClaimStore, type WebhookEvent, type WebhookFailure } from 'paywidget-server';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { CountingStore, deferred, delivery, payWithClock, post, sleep, T0 } from './helpers.js';
 
@@ -152,7 +152,7 @@ describe('POST /webhooks: the replay guard', () => {
     expect(runs).toBe(2);
   });
 
-  it('refuses the replay while the original is still in progress', async () => {
+  it('answers a replay 409 while the original is still in progress (the same bytes are running), then refuses it', async () => {
     const { pay } = payWithClock();
     const gate = deferred();
     let runs = 0;
@@ -161,25 +161,58 @@ describe('POST /webhooks: the replay guard', () => {
       await gate.promise;
     });
     const d = delivery(paid, { eventId: 'evt_a' });
+    const replay = { ...d, headers: { ...d.headers, 'x-pay-event-id': 'evt_b' } };
     const first = post(pay, d);
     await sleep(5);
-    expect((await post(pay, { ...d, headers: { ...d.headers, 'x-pay-event-id': 'evt_b' } })).json.error?.code).toBe('WEBHOOK_REPLAYED');
+    expect((await post(pay, replay)).json.error?.code).toBe('DUPLICATE_IN_PROGRESS');
     gate.resolve();
     expect((await first).status).toBe(200);
+    expect((await post(pay, replay)).json.error?.code).toBe('WEBHOOK_REPLAYED');
     expect(runs).toBe(1);
   });
 
-  it('a re-signed retry seen while the first attempt runs cannot be replayed later under another id', async () => {
+  it('a re-signed retry is recorded once the event is done, so it cannot be replayed later under another id', async () => {
     const { pay } = payWithClock();
     const gate = deferred();
     pay.webhooks.onAny(() => gate.promise);
     const first = post(pay, delivery(paid, { eventId: 'evt_x' }));
     await sleep(5);
     const resigned = delivery(paid, { eventId: 'evt_x', timestamp: T0 + 1 });
+    // While the first attempt runs, its signature is given back (it could be the running attempt's own, on another instance).
     expect((await post(pay, resigned)).status).toBe(409);
     gate.resolve();
     await first;
+    expect((await post(pay, resigned)).json).toEqual({ received: true, duplicate: true });
     expect((await post(pay, { ...resigned, headers: { ...resigned.headers, 'x-pay-event-id': 'evt_y' } })).json.error?.code).toBe('WEBHOOK_REPLAYED');
+  });
+
+  it('identical deliveries racing on a store whose calls interleave (several instances) are never taken for replays', async () => {
+    // Each claim lands after a random delay, as on a shared store reached by several instances.
+    const inner = new MemoryClaimStore();
+    const jitter = () => sleep(Math.random() * 4);
+    const store: ClaimStore = {
+      claim: async (key, leaseMs) => (await jitter(), inner.claim(key, leaseMs)),
+      complete: async (key, token, retentionMs) => (await jitter(), inner.complete(key, token, retentionMs)),
+      release: async (key, token) => (await jitter(), inner.release(key, token)),
+    };
+    const { pay } = payWithClock({ stores: { claims: store } });
+    let runs = 0;
+    pay.webhooks.onAny(async () => {
+      runs++;
+      await jitter();
+    });
+    for (let event = 0; event < 20; event++) {
+      const d = delivery({ ...paid, n: event }, { eventId: `evt_race_${event}` });
+      const answers = await Promise.all(Array.from({ length: 4 }, async () => {
+        for (;;) {
+          const answer = await post(pay, d);
+          if (answer.status !== 409) return answer;
+          await jitter();
+        }
+      }));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    }
+    expect(runs).toBe(20);
   });
 
   it('after a failed attempt the same signed delivery is processed on retry (not taken for a replay)', async () => {
@@ -269,6 +302,23 @@ describe('POST /webhooks: the store', () => {
     });
     expect((await post(pay, delivery(paid, { eventId: 'evt_c' }))).status).toBe(200);
     expect(logger.text()).toMatch(/failed to complete a claim/);
+  });
+
+  it('a completion that failed is retried in the background while the lease lasts, so a later duplicate is recognised', async () => {
+    const store = new CountingStore(new MemoryClaimStore());
+    const { pay } = payWithClock({ stores: { claims: store } });
+    let runs = 0;
+    pay.webhooks.onAny(() => {
+      runs++;
+      store.failing = new Set(['complete']);
+    });
+    const d = delivery(paid, { eventId: 'evt_later' });
+    expect((await post(pay, d)).status).toBe(200);
+    expect((await post(pay, d)).status).toBe(409); // still claimed, not done
+    store.failing = new Set();
+    for (let i = 0; i < 40 && (await post(pay, d)).status === 409; i++) await sleep(25);
+    expect((await post(pay, d)).json).toEqual({ received: true, duplicate: true });
+    expect(runs).toBe(1);
   });
 
   it('a store that fails to release after a handler failure still answers 500', async () => {

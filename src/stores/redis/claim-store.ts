@@ -1,0 +1,46 @@
+import type { ClaimResult, ClaimStore } from '../../core/stores/claim-store.js';
+import type { RedisCommands } from './client.js';
+import { CLAIM, COMPLETE, RELEASE } from './scripts.js';
+
+/** What a completed key holds (as in the in-memory store); tokens are random UUIDs, never equal to it. */
+const DONE = 'done';
+
+const ms = (value: number) => String(Math.max(1, Math.ceil(value)));
+
+/**
+ * Claims in Redis, one key per claim (`<prefix>claim:<key>`): `SET key token NX PX lease` takes it;
+ * completing and releasing are compare-and-set scripts, so an instance never completes or releases a
+ * claim that another instance holds now (after its own lease ran out).
+ */
+export class RedisClaimStore implements ClaimStore {
+  readonly #redis: RedisCommands;
+  readonly #prefix: string;
+
+  constructor(redis: RedisCommands, prefix: string) {
+    this.#redis = redis;
+    this.#prefix = `${prefix}claim:`;
+  }
+
+  async claim(key: string, leaseMs: number): Promise<ClaimResult> {
+    const token = globalThis.crypto.randomUUID();
+    const redisKey = this.#prefix + key;
+    // A claim that lands after its deadline (the caller already answered 503) is given back at once,
+    // so the sender's retry does not wait for the lease to run out.
+    const giveBack = (reply: unknown) => {
+      if (Number(reply) === 1) this.#redis.script(RELEASE, [redisKey], [token]).catch(() => {});
+    };
+    const reply = Number(await this.#redis.script(CLAIM, [redisKey], [token, ms(leaseMs), DONE], giveBack));
+    if (reply === 1) return { state: 'claimed', token };
+    return reply === 2 ? { state: 'done' } : { state: 'in_progress' };
+  }
+
+  async complete(key: string, token: string, retentionMs: number): Promise<boolean> {
+    if (token === DONE) return false;
+    return Number(await this.#redis.script(COMPLETE, [this.#prefix + key], [token, DONE, ms(retentionMs)])) === 1;
+  }
+
+  async release(key: string, token: string): Promise<boolean> {
+    if (token === DONE) return false;
+    return Number(await this.#redis.script(RELEASE, [this.#prefix + key], [token])) === 1;
+  }
+}

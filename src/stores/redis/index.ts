@@ -1,0 +1,64 @@
+/**
+ * `paywidget-server/redis`: the shared state of several instances (processes behind a load balancer,
+ * serverless functions) in one Redis, for `createPay({ stores: redisStores(client) })`.
+ *
+ *   import { Redis } from 'ioredis';
+ *   const redis = new Redis(process.env.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+ *   const pay = createPay({ stores: redisStores(redis) });
+ *
+ * Works with ioredis 5 and with the official `redis` client (v4 and later); neither is imported here.
+ */
+import type { StoreOptions } from '../../core/stores/index.js';
+import { RedisAdminTokenStore } from './admin-token-store.js';
+import { RedisCheckpointStore } from './checkpoint-store.js';
+import { RedisClaimStore } from './claim-store.js';
+import { RedisCommands, type RedisClientLike } from './client.js';
+import { RedisLedgerStore } from './ledger-store.js';
+
+export interface RedisStoresOptions {
+  /** Put before every key, so several applications (or environments) can share one Redis; `paywidget:` by default. */
+  prefix?: string;
+  /**
+   * How long a command may take before the store gives up on it, in ms (2,000 by default; `false`: never).
+   * A command that fails makes the webhook route answer 503 (the sender retries), so a store must not
+   * wait for a client that queues commands while it reconnects. Configure the client to fail fast too
+   * (ioredis: `enableOfflineQueue: false, maxRetriesPerRequest: 0`; node-redis: `disableOfflineQueue: true`).
+   */
+  commandTimeoutMs?: number | false;
+}
+
+/** Every store createPay takes, all in one Redis. */
+export interface RedisStores extends Required<StoreOptions> {
+  claims: RedisClaimStore;
+  ledger: RedisLedgerStore;
+  adminTokens: RedisAdminTokenStore;
+  checkpoints: RedisCheckpointStore;
+}
+
+export const DEFAULT_REDIS_PREFIX = 'paywidget:';
+const DEFAULT_COMMAND_TIMEOUT_MS = 2_000;
+
+/**
+ * The webhook claims, the payment ledger, the commerce admin token (with its shared refresh lock) and
+ * the sync checkpoints, in the Redis behind `client`. The client stays the caller's: connect it, and
+ * `quit()` it on shutdown.
+ */
+export function redisStores(client: RedisClientLike, options: RedisStoresOptions = {}): RedisStores {
+  const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
+  const timeout = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+  if (typeof prefix !== 'string') throw new TypeError('redisStores: prefix must be a string.');
+  if (timeout !== false && !(Number.isFinite(timeout) && timeout > 0)) throw new TypeError('redisStores: commandTimeoutMs must be a positive number of milliseconds, or false.');
+  const redis = new RedisCommands(client, timeout);
+  return {
+    claims: new RedisClaimStore(redis, prefix),
+    ledger: new RedisLedgerStore(redis, prefix),
+    adminTokens: new RedisAdminTokenStore(redis, prefix),
+    checkpoints: new RedisCheckpointStore(redis, prefix),
+  };
+}
+
+export { RedisClaimStore } from './claim-store.js';
+export { RedisLedgerStore } from './ledger-store.js';
+export { RedisAdminTokenStore } from './admin-token-store.js';
+export { RedisCheckpointStore } from './checkpoint-store.js';
+export { RedisCommands, RedisTimeoutError, type RedisClientLike, type CallRedisClient, type SendCommandRedisClient } from './client.js';

@@ -1,0 +1,98 @@
+import type { LedgerEntry, LedgerObservation, LedgerOutcome, LedgerQuery, LedgerRecordResult, LedgerSource, LedgerStore } from '../../core/stores/ledger-store.js';
+import { asString, pairsToObject, type RedisCommands } from './client.js';
+import { HASHES, LEDGER_RECORD } from './scripts.js';
+
+const OUTCOMES: readonly LedgerOutcome[] = ['unresolved', 'failed', 'confirmed'];
+/** Entries read per round trip while listing. */
+const PAGE = 200;
+
+const optional = (value: string | number | null | undefined) => (value === null || value === undefined ? '' : `=${value}`);
+
+/** A multi-bulk reply (an array, or a Set from a RESP3 client) as strings. */
+function strings(reply: unknown): string[] {
+  const items = Array.isArray(reply) ? reply : reply instanceof Set ? [...reply] : [];
+  return items.map((item: unknown) => asString(item) ?? '');
+}
+
+function toEntry(fields: Record<string, string>): LedgerEntry | undefined {
+  if (fields.paymentId === undefined) return undefined;
+  const entry: LedgerEntry = {
+    paymentId: fields.paymentId,
+    status: fields.status ?? null,
+    outcome: fields.outcome as LedgerOutcome,
+    source: fields.source as LedgerSource,
+    firstSeenAt: Number(fields.firstSeenAt),
+    updatedAt: Number(fields.updatedAt),
+  };
+  if (fields.orderId !== undefined) entry.orderId = fields.orderId;
+  if (fields.amount !== undefined) entry.amount = Number(fields.amount);
+  if (fields.currency !== undefined) entry.currency = fields.currency;
+  return entry;
+}
+
+/**
+ * The payment ledger in Redis: one hash per payment (`<prefix>ledger:pay:<id>`), a sorted set per
+ * outcome scored by firstSeenAt (`<prefix>ledger:outcome:<outcome>`) and a set per order
+ * (`<prefix>ledger:order:<orderId>`). `record` is one Lua script applying the never-backwards rule.
+ * Entries are kept until deleted (a few hundred bytes each).
+ */
+export class RedisLedgerStore implements LedgerStore {
+  readonly #redis: RedisCommands;
+  readonly #prefix: string;
+
+  constructor(redis: RedisCommands, prefix: string) {
+    this.#redis = redis;
+    this.#prefix = `${prefix}ledger:`;
+  }
+
+  async get(paymentId: string): Promise<LedgerEntry | undefined> {
+    return (await this.#entries([paymentId]))[0];
+  }
+
+  async record(observation: LedgerObservation): Promise<LedgerRecordResult> {
+    const { paymentId, status, outcome, source, at, orderId, amount, currency } = observation;
+    const keys = [this.#payment(paymentId), ...OUTCOMES.map((o) => this.#outcome(o))];
+    if (orderId !== undefined) keys.push(this.#order(orderId));
+    const reply = await this.#redis.script(LEDGER_RECORD, keys, [paymentId, outcome, source, String(at), optional(status), optional(orderId), optional(amount), optional(currency)]);
+    const [before, after, changed] = reply as [unknown, unknown, unknown];
+    const entry = toEntry(pairsToObject(after));
+    if (!entry) throw new Error(`the ledger script answered no entry for payment ${paymentId}`);
+    return { entry, previous: toEntry(pairsToObject(before)), changed: Number(changed) === 1 };
+  }
+
+  async *list(query: LedgerQuery): AsyncIterable<LedgerEntry> {
+    const from = query.firstSeenFrom === undefined ? '-inf' : String(query.firstSeenFrom);
+    const to = query.firstSeenTo === undefined ? '+inf' : String(query.firstSeenTo);
+    // The ids as they are now (the caller may record while it iterates, as the sweep does), then
+    // their entries a page at a time; an entry whose outcome changed meanwhile is left out.
+    const ids = strings(await this.#redis.command(['ZRANGEBYSCORE', this.#outcome(query.outcome), from, to]));
+    for (let i = 0; i < ids.length; i += PAGE) {
+      for (const entry of await this.#entries(ids.slice(i, i + PAGE))) {
+        if (entry?.outcome === query.outcome) yield entry;
+      }
+    }
+  }
+
+  async byOrder(orderId: string): Promise<LedgerEntry[]> {
+    const ids = strings(await this.#redis.command(['SMEMBERS', this.#order(orderId)]));
+    return (await this.#entries(ids)).filter((entry): entry is LedgerEntry => entry !== undefined);
+  }
+
+  async #entries(ids: readonly string[]): Promise<Array<LedgerEntry | undefined>> {
+    if (ids.length === 0) return [];
+    const hashes = (await this.#redis.script(HASHES, ids.map((id) => this.#payment(id)), [])) as unknown[];
+    return hashes.map((hash) => toEntry(pairsToObject(hash)));
+  }
+
+  #payment(id: string): string {
+    return `${this.#prefix}pay:${id}`;
+  }
+
+  #outcome(outcome: LedgerOutcome): string {
+    return `${this.#prefix}outcome:${outcome}`;
+  }
+
+  #order(orderId: string): string {
+    return `${this.#prefix}order:${orderId}`;
+  }
+}

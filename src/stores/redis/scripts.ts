@@ -1,0 +1,97 @@
+import { Script } from './client.js';
+
+/**
+ * The Lua scripts of the Redis stores. Each runs atomically on the server; each declares every key
+ * it touches (KEYS), so a prefix with a hash tag (`{paywidget}:`) keeps them usable on a Cluster.
+ */
+
+/**
+ * Claim: `SET key token NX PX lease`. 1 claimed; 2 the key is done; 0 someone holds it.
+ * KEYS[1] key; ARGV[1] token, ARGV[2] lease (ms), ARGV[3] the done marker.
+ */
+export const CLAIM = new Script(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+if redis.call('GET', KEYS[1]) == ARGV[3] then return 2 end
+return 0
+`);
+
+/**
+ * Complete: only while our token still holds the key, it becomes the done marker for the retention.
+ * KEYS[1] key; ARGV[1] token, ARGV[2] done marker, ARGV[3] retention (ms).
+ */
+export const COMPLETE = new Script(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`);
+
+/**
+ * Release (claims, refresh locks): deletes the key only while our token still holds it.
+ * KEYS[1] key; ARGV[1] token.
+ */
+export const RELEASE = new Script(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+return redis.call('DEL', KEYS[1])
+`);
+
+/** Every hash in KEYS, as field/value arrays (an empty array for a missing one). */
+export const HASHES = new Script(`
+local out = {}
+for i, key in ipairs(KEYS) do out[i] = redis.call('HGETALL', key) end
+return out
+`);
+
+/**
+ * The ledger's record rule (LedgerStore in src/core/stores/ledger-store.ts), applied atomically.
+ * KEYS[1] the payment's hash; KEYS[2], KEYS[3], KEYS[4] the sorted sets of the unresolved, failed and
+ * confirmed payments (scored by firstSeenAt); KEYS[5] the set of the observation's order, when it names one.
+ * ARGV[1] paymentId, ARGV[2] outcome, ARGV[3] source, ARGV[4] at (ms);
+ * ARGV[5] status, ARGV[6] orderId, ARGV[7] amount, ARGV[8] currency: '' when absent, else '=' .. value.
+ * Answers { hash before, hash after, changed (1 / 0) }; a hash lacks the fields that have no value.
+ */
+export const LEDGER_RECORD = new Script(`
+local rank = { unresolved = 0, failed = 1, confirmed = 2 }
+local sets = { unresolved = KEYS[2], failed = KEYS[3], confirmed = KEYS[4] }
+local function opt(v) if v == '' then return nil end return string.sub(v, 2) end
+local id, outcome, source, at = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local status, orderId, amount, currency = opt(ARGV[5]), opt(ARGV[6]), opt(ARGV[7]), opt(ARGV[8])
+local before = redis.call('HGETALL', KEYS[1])
+
+if #before == 0 then
+  local fields = { 'paymentId', id, 'outcome', outcome, 'source', source, 'firstSeenAt', at, 'updatedAt', at }
+  for _, pair in ipairs({ { 'status', status }, { 'orderId', orderId }, { 'amount', amount }, { 'currency', currency } }) do
+    if pair[2] then fields[#fields + 1] = pair[1]; fields[#fields + 1] = pair[2] end
+  end
+  redis.call('HSET', KEYS[1], unpack(fields))
+  redis.call('ZADD', sets[outcome], at, id)
+  if orderId then redis.call('SADD', KEYS[5], id) end
+  return { before, fields, 1 }
+end
+
+local cur = {}
+for i = 1, #before, 2 do cur[before[i]] = before[i + 1] end
+local incoming, stored = rank[outcome], rank[cur.outcome]
+local changed = incoming > stored or (incoming == 0 and stored == 0 and status ~= nil and status ~= cur.status)
+local set = {}
+if changed then
+  if status then set[#set + 1] = 'status'; set[#set + 1] = status else redis.call('HDEL', KEYS[1], 'status') end
+  set[#set + 1] = 'outcome'; set[#set + 1] = outcome
+  set[#set + 1] = 'source'; set[#set + 1] = source
+  set[#set + 1] = 'updatedAt'; set[#set + 1] = at
+  if outcome ~= cur.outcome then
+    redis.call('ZREM', sets[cur.outcome], id)
+    redis.call('ZADD', sets[outcome], cur.firstSeenAt, id)
+  end
+end
+local filled = false
+if cur.orderId == nil and orderId then
+  set[#set + 1] = 'orderId'; set[#set + 1] = orderId
+  redis.call('SADD', KEYS[5], id)
+  filled = true
+end
+if cur.amount == nil and amount then set[#set + 1] = 'amount'; set[#set + 1] = amount; filled = true end
+if cur.currency == nil and currency then set[#set + 1] = 'currency'; set[#set + 1] = currency; filled = true end
+if filled and not changed and tonumber(at) > tonumber(cur.updatedAt) then set[#set + 1] = 'updatedAt'; set[#set + 1] = at end
+if #set > 0 then redis.call('HSET', KEYS[1], unpack(set)) end
+return { before, redis.call('HGETALL', KEYS[1]), changed and 1 or 0 }
+`);

@@ -1,0 +1,154 @@
+/**
+ * A real redis-server for the tests and the benchmark: started on a free 127.0.0.1 port with no
+ * persistence (`--save '' --appendonly no`) unless asked for AOF, stopped after. `useRedisUrl()`
+ * answers REDIS_URL when it is set, so CI can point the tests at a Redis of its own.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis, type RedisOptions } from 'ioredis';
+import { freePort } from './free-port.js';
+
+export const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? 'redis-server';
+
+export interface RedisServerOptions {
+  /** Append-only file with fsync on every write, in `dir`: what was acknowledged survives a kill. */
+  appendOnly?: boolean;
+  /** Working directory (the AOF lives there); a fresh temporary one by default. */
+  dir?: string;
+}
+
+export interface RedisServer {
+  readonly url: string;
+  readonly port: number;
+  readonly dir: string;
+  /** SIGKILL: the server stops at once, as in a crash. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and directory (after kill or stop). */
+  restart(): Promise<void>;
+  /** Stops it and removes its directory. */
+  stop(): Promise<void>;
+}
+
+/** Spawns redis-server and resolves once it accepts connections; rejects with its output when it exits first. */
+function launch(port: number, dir: string, appendOnly: boolean): Promise<ChildProcess> {
+  const args = [
+    '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
+    ...(appendOnly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
+  ];
+  const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) {
+        child.stdout!.off('data', onData);
+        child.stdout!.resume();
+        resolve(child);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', (error) => reject(new Error(`could not start ${REDIS_SERVER}: ${error.message}. Install it (apt-get install redis-server) or set REDIS_URL.`)));
+    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code} before it was ready:\n${output}`)));
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
+  const ownDir = options.dir === undefined;
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'paywidget-redis-'));
+  const appendOnly = options.appendOnly ?? false;
+  let port = 0;
+  let child: ChildProcess | undefined;
+  for (let attempt = 0; !child; attempt++) {
+    port = await freePort();
+    try {
+      child = await launch(port, dir, appendOnly);
+    } catch (error) {
+      // Another process may have taken the port between the probe and the start.
+      if (attempt >= 4 || !String(error).includes('Address already in use')) throw error;
+    }
+  }
+  const kill = async () => {
+    if (!child) return;
+    const running = child;
+    child = undefined;
+    running.kill('SIGKILL');
+    await exited(running);
+  };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    dir,
+    kill,
+    async restart() {
+      await kill();
+      for (let attempt = 0; ; attempt++) {
+        try {
+          child = await launch(port, dir, appendOnly);
+          return;
+        } catch (error) {
+          if (attempt >= 20) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+    },
+    async stop() {
+      await kill();
+      if (ownDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The client options the library recommends: commands fail at once while the connection is down. */
+export const FAIL_FAST: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 0 };
+
+/** An ioredis client that is connected (ready) when it resolves. */
+export async function connectedRedis(url: string, options: RedisOptions = FAIL_FAST): Promise<Redis> {
+  const client = new Redis(url, { ...options, lazyConnect: true });
+  await client.connect();
+  return client;
+}
+
+/**
+ * REDIS_URL when it is set, else a redis-server started for the caller. `done()` stops what was started.
+ */
+export async function useRedisUrl(): Promise<{ url: string; done: () => Promise<void> }> {
+  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, done: async () => {} };
+  const server = await startRedisServer();
+  return { url: server.url, done: () => server.stop() };
+}
+
+/** Deletes every key under `prefix` (tests share a Redis when REDIS_URL is set, each under its own prefix). */
+export async function deletePrefix(client: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length > 0) await client.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+/**
+ * Moves the clock of every key under `prefix` forward by `ms`: each TTL shrinks by `ms`, and keys whose
+ * TTL runs out are deleted. Lets the claim contract "wait" for leases and retention without sleeping.
+ */
+export async function advanceKeys(client: Redis, prefix: string, ms: number): Promise<void> {
+  const script = `
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then return 0 end
+if left > tonumber(ARGV[1]) then return redis.call('PEXPIRE', KEYS[1], left - tonumber(ARGV[1])) end
+return redis.call('DEL', KEYS[1])`;
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    for (const key of keys) await client.eval(script, 1, key, String(ms));
+    cursor = next;
+  } while (cursor !== '0');
+}

@@ -1,0 +1,162 @@
+/**
+ * Several pay instances sharing one Redis (and the sandbox): one admin token between them, one run
+ * per webhook event, one ledger, resumable syncs; and what still works while Redis is down.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Pay, PayOptions } from 'paywidget-server';
+import { redisStores } from 'paywidget-server/redis';
+import type { Sandbox } from 'paywidget-server/sandbox';
+import { signWebhook } from 'paywidget-server/testing';
+import { captureLogger } from '../../helpers/capture-logger.js';
+import { connectedRedis, deletePrefix, startRedisServer, useRedisUrl, type RedisServer } from '../../helpers/redis-server.js';
+import { commerceSandbox, payFor, range } from '../../core/commerce/helpers.js';
+
+let url: string;
+let done: () => Promise<void>;
+const clients: Redis[] = [];
+const runPrefix = `test:${randomUUID()}:`;
+let sb: Sandbox | undefined;
+
+beforeAll(async () => {
+  ({ url, done } = await useRedisUrl());
+});
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+afterAll(async () => {
+  if (clients[0]) await deletePrefix(clients[0], runPrefix);
+  for (const client of clients) client.disconnect();
+  await done?.();
+});
+
+async function client(at = url): Promise<Redis> {
+  const c = await connectedRedis(at);
+  c.on('error', () => {});
+  clients.push(c);
+  return c;
+}
+
+/** `count` pay instances, each with its own Redis connection, sharing the keys under one prefix. */
+async function instances(count: number, overrides: Partial<PayOptions> = {}, at = url): Promise<Pay[]> {
+  const prefix = `${runPrefix}${randomUUID()}:`;
+  return Promise.all(Array.from({ length: count }, async () => payFor(sb!, { stores: redisStores(await client(at), { prefix }), ...overrides })));
+}
+
+async function deliver(pay: Pay, signed: ReturnType<typeof signWebhook>) {
+  const response = await pay.handle({ method: 'POST', path: '/webhooks', headers: signed.headers, rawBody: signed.body });
+  return { status: response!.status, body: JSON.parse(String(response!.body)) as Record<string, unknown> };
+}
+
+describe('admin token shared through Redis', () => {
+  it('two instances use one token; concurrent refreshes on both send one token request', async () => {
+    sb = await commerceSandbox({ orders: 30 });
+    sb.commerce.faults.inject({ route: 'POST /rest/default/V1/integration/admin/token', latencyMs: 100, times: Infinity });
+    const [a, b] = await instances(2);
+    await Promise.all([a!.orders.get(1), b!.orders.get(2), a!.orders.get(3), b!.orders.get(4)]);
+    expect(sb.commerce.stats().tokenRequests).toBe(1);
+
+    // Every call on both instances meets the expired token: one refresh between them.
+    sb.commerce.expireTokens();
+    sb.commerce.resetStats();
+    const orders = await Promise.all(range(1, 20).map((id) => (id % 2 ? a! : b!).orders.get(id)));
+    expect(orders.map((o) => o.entity_id)).toEqual(range(1, 20));
+    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 1, unauthorized: 20 });
+
+    // A third instance, started later, finds the token in Redis.
+    const [c] = await instances(1);
+    const shared = await instances(1); // another prefix: its own token
+    sb.commerce.resetStats();
+    await c!.orders.get(5);
+    expect(sb.commerce.stats().tokenRequests).toBe(1);
+    await shared[0]!.orders.get(5);
+    expect(sb.commerce.stats().tokenRequests).toBe(2);
+  });
+
+  it('a refused login is tried once per instance, not once per waiting call', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const [a, b] = await instances(2, { commerce: { password: 'wrong-password' } });
+    const results = await Promise.allSettled([a!.orders.get(1), a!.orders.get(2), b!.orders.get(1), b!.orders.get(2)]);
+    expect(results.every((r) => r.status === 'rejected')).toBe(true);
+    expect(sb.commerce.stats().tokenRequests).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('webhooks across instances sharing Redis', () => {
+  it('one delivery sent to three instances at once runs the handlers once; the ledger is shared', async () => {
+    sb = await commerceSandbox({ orders: 1 });
+    const pays = await instances(3);
+    let runs = 0;
+    for (const pay of pays) pay.webhooks.onAny(() => new Promise((resolve) => setTimeout(() => resolve(runs++), 50)));
+    const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_shared', order_id: '000000001', amount: 1999, currency: 'EUR' } }, secret: sb.webhookSecret, eventId: 'evt_shared' });
+    const answers = await Promise.all(pays.map((pay) => deliver(pay, signed)));
+    expect(runs).toBe(1);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409]);
+    const again = await Promise.all(pays.map((pay) => deliver(pay, signed)));
+    expect(again.map((a) => a.body)).toEqual(Array(3).fill({ received: true, duplicate: true }));
+    expect(runs).toBe(1);
+    for (const pay of pays) expect(await pay.payments.get('pay_shared')).toMatchObject({ status: 'succeeded', outcome: 'confirmed', source: 'webhook', orderId: '000000001' });
+  });
+});
+
+describe('order sync checkpoints in Redis', () => {
+  it('a sync stopped on one instance resumes on another', async () => {
+    sb = await commerceSandbox({ orders: 250 });
+    const [a, b] = await instances(2);
+    const first: number[] = [];
+    const crash = new Error('instance stopped');
+    await expect(a!.orders.sync({ checkpoint: 'nightly', pageSize: 50, onOrder: (o) => {
+      if (o.entity_id === 120) throw crash;
+      first.push(o.entity_id);
+    } })).rejects.toBe(crash);
+    const second: number[] = [];
+    const summary = await b!.orders.sync({ checkpoint: 'nightly', pageSize: 50, onOrder: (o) => void second.push(o.entity_id) });
+    expect(summary).toMatchObject({ resumedFrom: 119, complete: true });
+    expect(second).toEqual(range(120, 250));
+    expect([...first, ...second]).toEqual(range(1, 250));
+  });
+});
+
+describe('while Redis is down', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('webhooks answer 503 and run nothing; minting and order reads go on; then the retry is processed once', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const logger = captureLogger();
+    const [pay] = (await instances(1, {
+      logger,
+      resolveCheckout: async () => ({ amount: 1999, currency: 'EUR', orderId: (await pay.orders.get(1)).increment_id }),
+    }, server.url)) as [Pay];
+    let runs = 0;
+    pay.webhooks.onAny(() => void runs++);
+    const signed = signWebhook({ payload: { type: 'order.note' }, secret: sb.webhookSecret, eventId: 'evt_outage' });
+
+    await server.kill();
+    const down = await deliver(pay, signed);
+    expect(down.status).toBe(503);
+    expect(down.body).toMatchObject({ error: { code: 'STORE_UNAVAILABLE' } });
+    expect(runs).toBe(0);
+
+    // The token is fetched without the store, then kept by the instance itself.
+    expect((await pay.orders.get(2)).entity_id).toBe(2);
+    expect((await pay.orders.get(3)).entity_id).toBe(3);
+    expect(sb.commerce.stats().tokenRequests).toBe(1);
+    const minted = await pay.handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody: '{}' });
+    expect(minted?.status).toBe(200);
+    expect(logger.text()).toContain('admin token store unreachable');
+
+    await server.restart();
+    for (let i = 0; i < 100 && (await deliver(pay, signed).then((a) => a.status)) === 503; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(runs).toBe(1);
+    expect((await deliver(pay, signed)).body).toEqual({ received: true, duplicate: true });
+    expect(runs).toBe(1);
+  });
+});

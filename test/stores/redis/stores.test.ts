@@ -1,0 +1,183 @@
+/**
+ * The Redis stores against a real redis-server (REDIS_URL, or one started here): the same contracts as
+ * the in-memory stores, through ioredis and through the official `redis` client, plus what only a
+ * shared store has to get right (tokens of other instances, timeouts, late replies).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisStores, RedisTimeoutError, type RedisClientLike } from 'paywidget-server/redis';
+import { advanceKeys, connectedRedis, deletePrefix, useRedisUrl } from '../../helpers/redis-server.js';
+import { claimStoreContract } from '../../core/stores/claim-store-contract.js';
+import { ledgerStoreContract } from '../../core/stores/ledger-store-contract.js';
+
+let url: string;
+let done: () => Promise<void>;
+let ioredis: Redis;
+let nodeRedis: ReturnType<typeof createClient>;
+const runPrefix = `test:${randomUUID()}:`;
+
+beforeAll(async () => {
+  ({ url, done } = await useRedisUrl());
+  ioredis = await connectedRedis(url);
+  nodeRedis = createClient({ url, disableOfflineQueue: true });
+  nodeRedis.on('error', () => {});
+  await nodeRedis.connect();
+});
+
+afterAll(async () => {
+  await deletePrefix(ioredis, runPrefix);
+  ioredis?.disconnect();
+  await nodeRedis?.close();
+  await done?.();
+});
+
+/** Stores under a prefix of their own, so tests never see each other's keys. */
+function fresh(client: () => RedisClientLike) {
+  const prefix = `${runPrefix}${randomUUID()}:`;
+  return { stores: redisStores(client(), { prefix }), prefix };
+}
+
+const clients: Array<[string, () => RedisClientLike]> = [
+  ['ioredis', () => ioredis],
+  ['node-redis', () => nodeRedis],
+];
+
+for (const [name, client] of clients) {
+  claimStoreContract(`RedisClaimStore (${name})`, () => {
+    const { stores, prefix } = fresh(client);
+    return { store: stores.claims, advance: (ms) => advanceKeys(ioredis, prefix, ms) };
+  });
+  ledgerStoreContract(`RedisLedgerStore (${name})`, () => fresh(client).stores.ledger);
+
+  describe(`redis stores (${name})`, () => {
+    it('checkpoints: get / set, kept per name and prefix', async () => {
+      const { stores } = fresh(client);
+      expect(await stores.checkpoints.get('orders')).toBeUndefined();
+      await stores.checkpoints.set('orders', '{"v":1}');
+      await stores.checkpoints.set('other', 'x');
+      expect(await stores.checkpoints.get('orders')).toBe('{"v":1}');
+      expect(await fresh(client).stores.checkpoints.get('orders')).toBeUndefined();
+    });
+
+    it('admin tokens: cached for their TTL; one refresh lock at a time, freed only by its holder', async () => {
+      const { stores, prefix } = fresh(client);
+      const tokens = stores.adminTokens;
+      expect(await tokens.get('k')).toBeUndefined();
+      await tokens.set('k', 'tok-1', 60_000);
+      expect(await tokens.get('k')).toBe('tok-1');
+      expect(await ioredis.pttl(`${prefix}admin-token:k`)).toBeGreaterThan(59_000);
+
+      const lock = await tokens.acquireRefreshLock('k', 10_000);
+      expect(lock).toBeTypeOf('string');
+      expect(await tokens.acquireRefreshLock('k', 10_000)).toBeUndefined();
+      await tokens.releaseRefreshLock('k', 'someone-else');
+      expect(await tokens.acquireRefreshLock('k', 10_000)).toBeUndefined();
+      await tokens.releaseRefreshLock('k', lock!);
+      expect(await tokens.acquireRefreshLock('k', 10_000)).toBeTypeOf('string');
+    });
+  });
+}
+
+describe('RedisClaimStore', () => {
+  it('keeps claims under <prefix>claim:<key> with the lease, then the retention, as TTL', async () => {
+    const { stores, prefix } = fresh(() => ioredis);
+    const claim = await stores.claims.claim('evt:1', 30_000);
+    if (claim.state !== 'claimed') throw new Error('not claimed');
+    expect(await ioredis.get(`${prefix}claim:evt:1`)).toBe(claim.token);
+    expect(await ioredis.pttl(`${prefix}claim:evt:1`)).toBeGreaterThan(29_000);
+    await stores.claims.complete('evt:1', claim.token, 3 * 86_400_000);
+    expect(await ioredis.get(`${prefix}claim:evt:1`)).toBe('done');
+    expect(await ioredis.pttl(`${prefix}claim:evt:1`)).toBeGreaterThan(86_400_000);
+  });
+
+  it('two instances on one Redis: one claim wins; the other can neither complete nor release it', async () => {
+    const prefix = `${runPrefix}${randomUUID()}:`;
+    const a = redisStores(ioredis, { prefix }).claims;
+    const b = redisStores(nodeRedis, { prefix }).claims;
+    const [first, second] = await Promise.all([a.claim('evt:x', 10_000), b.claim('evt:x', 10_000)]);
+    const winner = first.state === 'claimed' ? first : second;
+    expect([first.state, second.state].sort()).toEqual(['claimed', 'in_progress']);
+    if (winner.state !== 'claimed') throw new Error('no winner');
+    expect(await b.release('evt:x', 'a-guess')).toBe(false);
+    expect(await a.complete('evt:x', 'a-guess', 10_000)).toBe(false);
+    expect(await b.complete('evt:x', winner.token, 10_000)).toBe(true); // the token is what counts, not the instance
+    expect(await a.claim('evt:x', 10_000)).toEqual({ state: 'done' });
+  });
+
+  it('a command past commandTimeoutMs fails, and a claim that lands late is given back', async () => {
+    const prefix = `${runPrefix}${randomUUID()}:`;
+    let release = () => {};
+    let gate = Promise.resolve();
+    // A client whose replies can be held back, as a Redis that answers after the deadline.
+    const slow: RedisClientLike = { call: async (command, ...args) => {
+      const reply = ioredis.call(command, ...args);
+      await gate;
+      return reply;
+    } };
+    const claims = redisStores(slow, { prefix, commandTimeoutMs: 50 }).claims;
+    expect((await claims.claim('evt:warm', 60_000)).state).toBe('claimed'); // the script is loaded now
+    gate = new Promise<void>((resolve) => (release = resolve));
+    await expect(claims.claim('evt:late', 60_000)).rejects.toBeInstanceOf(RedisTimeoutError);
+    expect(await ioredis.get(`${prefix}claim:evt:late`)).toMatch(/^[0-9a-f-]{36}$/);
+    release();
+    for (let i = 0; i < 50 && (await ioredis.exists(`${prefix}claim:evt:late`)); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await ioredis.exists(`${prefix}claim:evt:late`)).toBe(0);
+  });
+
+  it('an unreachable Redis fails at once with a fail-fast client', async () => {
+    const { Redis } = await import('ioredis');
+    const down = new Redis('redis://127.0.0.1:1', { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    down.on('error', () => {});
+    const started = performance.now();
+    await expect(redisStores(down).claims.claim('evt:1', 1_000)).rejects.toThrow();
+    expect(performance.now() - started).toBeLessThan(500);
+    down.disconnect();
+  });
+
+  it('rejects a client it cannot drive, and bad options', () => {
+    expect(() => redisStores({} as RedisClientLike)).toThrow(/ioredis client .* or a node-redis client/);
+    expect(() => redisStores(ioredis, { commandTimeoutMs: 0 })).toThrow(/commandTimeoutMs/);
+  });
+});
+
+describe('RedisLedgerStore', () => {
+  it('lists past one page, oldest first, and skips entries whose outcome changed since the listing began', async () => {
+    const ledger = fresh(() => ioredis).stores.ledger;
+    for (let i = 0; i < 450; i++) await ledger.record({ paymentId: `p${i}`, status: 'pending', outcome: 'unresolved', source: 'poll', at: 1_000 + i });
+    const seen: string[] = [];
+    for await (const entry of ledger.list({ outcome: 'unresolved' })) {
+      seen.push(entry.paymentId);
+      if (entry.paymentId === 'p0') await ledger.record({ paymentId: 'p300', status: 'succeeded', outcome: 'confirmed', source: 'webhook', at: 5_000 });
+    }
+    expect(seen).toHaveLength(449);
+    expect(seen.slice(0, 3)).toEqual(['p0', 'p1', 'p2']);
+    expect(seen).not.toContain('p300');
+  });
+
+  it('keeps large amounts and timestamps exact, and statuses with any characters', async () => {
+    const ledger = fresh(() => ioredis).stores.ledger;
+    const at = 1_767_225_600_123;
+    const { entry } = await ledger.record({ paymentId: 'p:1 é', status: 'requires action ✓', outcome: 'unresolved', source: 'webhook', at, orderId: '000000042', amount: Number.MAX_SAFE_INTEGER, currency: 'KWD' });
+    expect(entry).toEqual({ paymentId: 'p:1 é', status: 'requires action ✓', outcome: 'unresolved', source: 'webhook', orderId: '000000042', amount: Number.MAX_SAFE_INTEGER, currency: 'KWD', firstSeenAt: at, updatedAt: at });
+    expect(await ledger.get('p:1 é')).toEqual(entry);
+    const nulled = await ledger.record({ paymentId: 'p:1 é', status: null, outcome: 'confirmed', source: 'poll', at: at + 1 });
+    expect(nulled.entry.status).toBeNull();
+  });
+});
+
+describe('Redis errors', () => {
+  it('never carry the command arguments (the admin token) into logs', async () => {
+    const { inspect } = await import('node:util');
+    // As ioredis reports a refused command: the error holds the command and its arguments.
+    const refusing: RedisClientLike = { call: async (command, ...args) => {
+      throw Object.assign(new Error("OOM command not allowed when used memory > 'maxmemory'."), { command: { name: command.toLowerCase(), args } });
+    } };
+    const error = await redisStores(refusing).adminTokens.set('k', 'admin-token-secret', 60_000).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(inspect(error, { depth: 5 })).not.toContain('admin-token-secret');
+    expect(JSON.stringify(error)).not.toContain('admin-token-secret');
+    expect((error as { command: unknown }).command).toEqual({ name: 'set' });
+  });
+});
