@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import { createPay } from 'paywidget-server';
 import { redisStores } from 'paywidget-server/redis';
-import { checkoutFor, orders } from '../shared/orders.js';
+import { checkoutFor, handleWebhooks } from '../shared/orders.js';
 import { createApp } from './app.js';
 
 const redisUrl = process.env.REDIS_URL;
@@ -17,14 +17,7 @@ const pay = createPay({
   resolveCheckout: ({ body }) => checkoutFor(body),
 });
 
-pay.webhooks.on('payment.succeeded', ({ id, payload }) => {
-  const { order_id: orderId, payment_id: paymentId } = (payload as { data: { order_id: string; payment_id: string } }).data;
-  const order = orders.get(orderId);
-  if (order) order.status = 'paid';
-  console.log(`webhook ${id}: payment ${paymentId} succeeded, fulfil order ${orderId}`);
-});
-pay.webhooks.onAny(({ id, type }) => console.log(`webhook ${id}: ${type} verified`));
-pay.webhooks.onError(({ error, event }) => console.error(`webhook ${event.id} failed, the sender will retry:`, error.message));
+handleWebhooks(pay);
 
 const port = Number(process.env.PORT ?? 3001);
 createApp(pay).listen(port, '127.0.0.1', () => {

@@ -6,20 +6,14 @@ import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import { createPay } from 'paywidget-server';
 import { payRouter } from 'paywidget-server/koa';
-import { checkoutFor, orders } from '../shared/orders.js';
+import { checkoutFor, handleWebhooks } from '../shared/orders.js';
 
 const pay = createPay({
   // The browser sends { orderId }; what it owes comes from the merchant's own records.
   resolveCheckout: ({ body }) => checkoutFor(body),
 });
 
-pay.webhooks.on('payment.succeeded', ({ id, payload }) => {
-  const { order_id: orderId, payment_id: paymentId } = (payload as { data: { order_id: string; payment_id: string } }).data;
-  const order = orders.get(orderId);
-  if (order) order.status = 'paid';
-  console.log(`webhook ${id}: payment ${paymentId} succeeded, fulfil order ${orderId}`);
-});
-pay.webhooks.onError(({ error, event }) => console.error(`webhook ${event.id} failed, the sender will retry:`, error.message));
+handleWebhooks(pay);
 
 const app = new Koa();
 // The library's routes come first, so webhooks reach it with their raw bytes.

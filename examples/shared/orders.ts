@@ -1,8 +1,9 @@
 /**
- * The merchant's own records, standing in for your database. The browser names an order;
+ * The merchant's own records, standing in for your database, and what it does when an order is paid.
+ * The browser names an order;
  * the amount always comes from here, never from the request.
  */
-import { PayError, toMinorUnits, type MintInput } from 'paywidget-server';
+import { PayError, toMinorUnits, type MintInput, type Pay } from 'paywidget-server';
 
 export interface Order {
   id: string;
@@ -24,4 +25,23 @@ export function checkoutFor(body: unknown): MintInput {
   if (!order) throw new PayError('NOT_FOUND', `No order ${orderId || '(none given)'}: send { "orderId": "1001" }.`);
   if (order.status !== 'awaiting_payment') throw new PayError('ORDER_NOT_PAYABLE', `Order ${orderId} is already paid.`);
   return { amount: toMinorUnits(order.total, order.currency), currency: order.currency, orderId: order.id };
+}
+
+interface PaymentEventData {
+  order_id: string;
+  payment_id: string;
+}
+
+/**
+ * The merchant's webhook handlers: mark the order paid when its payment succeeds. A handler that
+ * throws answers the delivery 500, so the payment service retries it.
+ */
+export function handleWebhooks(pay: Pay): void {
+  pay.webhooks.on('payment.succeeded', ({ id, payload }) => {
+    const { order_id: orderId, payment_id: paymentId } = (payload as { data: PaymentEventData }).data;
+    const order = orders.get(orderId);
+    if (order) order.status = 'paid';
+    console.log(`webhook ${id}: payment ${paymentId} succeeded, fulfil order ${orderId}`);
+  });
+  pay.webhooks.onError(({ error, event }) => console.error(`webhook ${event.id} failed, the sender will retry:`, error.message));
 }
