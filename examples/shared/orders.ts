@@ -1,7 +1,6 @@
 /**
  * The merchant's own records, standing in for your database, and what it does when an order is paid.
- * The browser names an order;
- * the amount always comes from here, never from the request.
+ * The browser names an order; the amount always comes from here, never from the request.
  */
 import { PayError, toMinorUnits, type MintInput, type Pay } from 'paywidget-server';
 

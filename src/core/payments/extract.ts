@@ -14,13 +14,30 @@ export type ExtractPayment = (payload: unknown) => PaymentObservation | undefine
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : undefined);
-const first = <T>(read: (v: unknown) => T | undefined, ...values: unknown[]): T | undefined => {
-  for (const v of values) {
-    const r = read(v);
-    if (r !== undefined) return r;
+const integer = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) ? v : undefined);
+const currencyCode = (v: unknown): string | undefined => (typeof v === 'string' && /^[A-Za-z]{3}$/.test(v) ? v.toUpperCase() : undefined);
+
+const PAYMENT_ID_KEYS = ['payment_id', 'paymentId'];
+const ORDER_ID_KEYS = ['order_id', 'orderId'];
+const STATUS_KEYS = ['status'];
+const AMOUNT_KEYS = ['amount'];
+const CURRENCY_KEYS = ['currency'];
+
+/** The first readable value of `keys` in `places`, most specific place first. Runs on every webhook: no allocation. */
+function find<T>(places: readonly (Obj | undefined)[], keys: readonly string[], read: (v: unknown) => T | undefined): T | undefined {
+  for (const place of places) {
+    if (place === undefined) continue;
+    for (const key of keys) {
+      const value = read(place[key]);
+      if (value !== undefined) return value;
+    }
+    if (keys === ORDER_ID_KEYS && isObject(place.metadata)) {
+      const value = read(place.metadata.order_id ?? place.metadata.orderId);
+      if (value !== undefined) return value;
+    }
   }
   return undefined;
-};
+}
 
 /**
  * The default extractor. It understands the common shapes: the fields at the top level, under `data`,
@@ -36,21 +53,20 @@ const first = <T>(read: (v: unknown) => T | undefined, ...values: unknown[]): T 
 export const defaultExtractPayment: ExtractPayment = (payload) => {
   if (!isObject(payload)) return undefined;
   const type = typeof payload.type === 'string' ? payload.type : undefined;
-  if (type !== undefined && !type.toLowerCase().startsWith('payment')) return undefined;
-  const data = isObject(payload.data) ? payload.data : {};
-  const object = isObject(data.object) ? data.object : {};
+  if (type !== undefined && !/^payment/i.test(type)) return undefined;
+  const data = isObject(payload.data) ? payload.data : undefined;
+  const object = data !== undefined && isObject(data.object) ? data.object : undefined;
   const places = [object, data, payload];
 
-  const paymentId = first(text, ...places.flatMap((p) => [p.payment_id, p.paymentId]), object.id);
+  const paymentId = find(places, PAYMENT_ID_KEYS, text) ?? text(object?.id);
   if (paymentId === undefined) return undefined;
-  const typeSuffix = type && /^payments?[._]([a-z_]+)$/i.exec(type)?.[1];
-  const status = first(text, ...places.map((p) => p.status), typeSuffix);
+  const status = find(places, STATUS_KEYS, text) ?? (type === undefined ? undefined : /^payments?[._]([a-z_]+)$/i.exec(type)?.[1]);
   if (status === undefined) return undefined;
 
   const observation: PaymentObservation = { paymentId, status };
-  const orderId = first(text, ...places.flatMap((p) => [p.order_id, p.orderId, isObject(p.metadata) ? (p.metadata.order_id ?? p.metadata.orderId) : undefined]));
-  const amount = first((v) => (typeof v === 'number' && Number.isSafeInteger(v) ? v : undefined), ...places.map((p) => p.amount));
-  const currency = first((v) => (typeof v === 'string' && /^[A-Za-z]{3}$/.test(v) ? v.toUpperCase() : undefined), ...places.map((p) => p.currency));
+  const orderId = find(places, ORDER_ID_KEYS, text);
+  const amount = find(places, AMOUNT_KEYS, integer);
+  const currency = find(places, CURRENCY_KEYS, currencyCode);
   if (orderId !== undefined) observation.orderId = orderId;
   if (amount !== undefined) observation.amount = amount;
   if (currency !== undefined) observation.currency = currency;
