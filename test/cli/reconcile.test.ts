@@ -1,7 +1,7 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { main } from '../../src/cli/main.js';
+import { sink } from '../helpers/sink.js';
 
 let sb: Sandbox;
 beforeAll(async () => {
@@ -13,17 +13,6 @@ const env = () => ({
   PAY_API_URL: sb.paymentUrl, PAY_MERCHANT_ID: sb.merchantId, PAY_MERCHANT_API_KEY: sb.apiKey,
   COMMERCE_URL: sb.commerceUrl, COMMERCE_USERNAME: sb.commerceUsername, COMMERCE_PASSWORD: sb.commercePassword,
 });
-
-function sink() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      text += chunk.toString('utf8');
-      callback();
-    },
-  });
-  return { stream, text: () => text };
-}
 
 async function run(argv: string[], environment: Record<string, string | undefined> = env()) {
   const stdout = sink();

@@ -1,24 +1,13 @@
 /** `paywidget sandbox`: starts the sandbox where asked, prints addresses and credentials that work, stops on Ctrl-C. */
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage } from 'node:http';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { freePort } from '../helpers/free-port.js';
+import { sink } from '../helpers/sink.js';
 
 const cli = fileURLToPath(new URL('../../src/cli/index.ts', import.meta.url));
-
-function sink() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      text += chunk.toString('utf8');
-      callback();
-    },
-  });
-  return { stream, text: () => text };
-}
 
 async function run(argv: string[]) {
   const stdout = sink();
