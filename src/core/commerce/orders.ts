@@ -5,7 +5,10 @@ import type { CommerceClient } from './client.js';
 import { CommerceError, commerceFailure, describeMagentoError, readMagentoError } from './errors.js';
 import { orderSchema, orderSearchResultSchema, type CommerceOrder, type CommerceSearchResult } from './schemas.js';
 import type { UpstreamResponse } from '../http.js';
+import { orderPages, DEFAULT_PAGE_SIZE, type OrderPage, type PageOptions } from './pages.js';
 import { buildSearch, echoMismatch, normalizeFilter, searchQuery, type NormalizedFilter, type OrderFilter, type OrderSearch, type SearchRequest } from './search.js';
+
+export { DEFAULT_PAGE_SIZE, DEFAULT_PREFETCH, type OrderPage } from './pages.js';
 
 export interface OrderIterateOptions extends OrderFilter {
   /** Orders per page (default 100; lowered automatically to a platform's cap). */
@@ -15,21 +18,6 @@ export interface OrderIterateOptions extends OrderFilter {
   /** Stops the iteration and cancels the pages in flight. */
   signal?: AbortSignal;
 }
-
-/** One page as the iterator hands it to the sync: new orders only, in entity_id order. */
-export interface OrderPage {
-  items: CommerceOrder[];
-  /** The platform's `total_count` on this page. */
-  totalCount: number;
-  page: number;
-  pageSize: number;
-}
-
-export const DEFAULT_PAGE_SIZE = 100;
-
-/** One trip through the event loop, so requests just started reach the socket before a long parse. */
-const turn = () => new Promise<void>((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));
-export const DEFAULT_PREFETCH = 3;
 
 /** `items[3].grand_total: expected number` for the first few issues. */
 function describeIssues(error: z.ZodError): string {
@@ -63,7 +51,7 @@ export class OrderReader {
 
   constructor(
     private readonly client: CommerceClient,
-    private readonly logger: Logger,
+    readonly logger: Logger,
   ) {}
 
   async get(entityId: number | string): Promise<CommerceOrder> {
@@ -91,14 +79,14 @@ export class OrderReader {
   }
 
   /** The raw answer of a search: it waits its turn in the prefetch queue as bytes, off the JS heap. */
-  private async fetchSearch(request: SearchRequest, signal?: AbortSignal): Promise<UpstreamResponse> {
+  async fetchSearch(request: SearchRequest, signal?: AbortSignal): Promise<UpstreamResponse> {
     const response = await this.client.read('/orders', searchQuery(request), signal);
     if (!response.ok) throw commerceFailure('an order search', response);
     return response;
   }
 
   /** Parses, validates and checks the echo of a search answer. */
-  private decodeSearch(request: SearchRequest, response: UpstreamResponse): CommerceSearchResult {
+  decodeSearch(request: SearchRequest, response: UpstreamResponse): CommerceSearchResult {
     const parsed = orderSearchResultSchema.safeParse(this.client.json(response, 'an order search'));
     if (!parsed.success) throw invalidResponse('order search result', parsed.error);
     const mismatch = echoMismatch(request, parsed.data.search_criteria);
@@ -108,86 +96,9 @@ export class OrderReader {
     return parsed.data as CommerceSearchResult;
   }
 
-  /**
-   * Every matching order's page, entity_id ascending. The first page is fetched alone (it tells the
-   * total and any page-size cap), then up to `prefetch` pages at once, handed over in order. Ends
-   * on a short page or once `total_count` is reached; orders at or below the last entity_id seen are
-   * dropped, so a platform that answers the last page again past the end delivers nothing twice.
-   */
-  async *pages(filterInput: OrderFilter, options: Omit<OrderIterateOptions, keyof OrderFilter> = {}): AsyncGenerator<OrderPage> {
-    const filter = normalizeFilter(filterInput);
-    const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
-    if (!Number.isSafeInteger(prefetch) || prefetch < 1 || prefetch > 16) {
-      throw new PayError('INVALID_INPUT', `prefetch must be an integer from 1 to 16 (got ${String(prefetch)}).`, { details: { field: 'prefetch' } });
-    }
-    let size = Math.min(buildSearch({}, options.pageSize ?? DEFAULT_PAGE_SIZE).pageSize!, this.maxPageSize ?? Infinity);
-    const controller = new AbortController();
-    const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
-    let lastId = filter.afterEntityId ?? 0;
-    /** The orders past the last one handed over; a page out of entity_id order would lose orders, so it is refused. */
-    const fresh = (items: CommerceOrder[]) => {
-      const out: CommerceOrder[] = [];
-      for (let i = 0; i < items.length; i++) {
-        const order = items[i]!;
-        if (i > 0 && order.entity_id <= items[i - 1]!.entity_id) {
-          throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered a page not sorted by entity_id ascending (${items[i - 1]!.entity_id} before ${order.entity_id}), although the search asked for it; paging through it could skip orders.`, { details: { service: 'commerce' } });
-        }
-        if (order.entity_id <= lastId) continue;
-        lastId = order.entity_id;
-        out.push(order);
-      }
-      return out;
-    };
-
-    let first: CommerceSearchResult;
-    for (;;) {
-      try {
-        first = await this.searchNormalized(filter, size, 1, signal);
-        break;
-      } catch (error) {
-        const cap = error instanceof CommerceError ? error.maxPageSize : undefined;
-        if (cap === undefined || cap >= size) throw error;
-        this.logger.warn({ service: 'commerce', pageSize: size, maxPageSize: cap }, 'commerce platform caps the page size; using its maximum');
-        this.maxPageSize = cap;
-        size = cap;
-      }
-    }
-    let total = first.total_count;
-    yield { items: fresh(first.items), totalCount: total, page: 1, pageSize: size };
-    if (first.items.length < size || size >= total) return;
-
-    // Up to `prefetch` pages are in flight at any time, the next one sent as soon as one arrives; each is
-    // parsed only when its turn comes, so one page of orders at most is on the heap, the others wait as bytes.
-    const queue: Array<{ page: number; request: SearchRequest; raw: Promise<UpstreamResponse> }> = [];
-    let next = 2;
-    /** Sends requests until `prefetch` are in flight; true when it sent any. */
-    const fill = () => {
-      const before = next;
-      while (queue.length < prefetch && (next - 1) * size < total) {
-        const request = buildSearch(filter, size, next);
-        const raw = this.fetchSearch(request, signal);
-        raw.catch(() => {}); // awaited in turn below; this only keeps an early failure from going unhandled
-        queue.push({ page: next, request, raw });
-        next += 1;
-      }
-      return next !== before;
-    };
-    try {
-      for (;;) {
-        fill();
-        const head = queue.shift();
-        if (!head) return;
-        const raw = await head.raw;
-        if (fill()) await turn(); // the head has arrived: its slot goes to the next page, sent before this one is parsed
-        const result = this.decodeSearch(head.request, raw);
-        total = result.total_count;
-        const items = fresh(result.items);
-        yield { items, totalCount: total, page: head.page, pageSize: size };
-        if (result.items.length < size || head.page * size >= total || items.length === 0) return;
-      }
-    } finally {
-      controller.abort();
-    }
+  /** Every matching order's page, entity_id ascending, read by key (see orderPages). */
+  pages(filter: OrderFilter, options: PageOptions = {}): AsyncGenerator<OrderPage> {
+    return orderPages(this, filter, options);
   }
 
   async *iterate(options: OrderIterateOptions = {}): AsyncGenerator<CommerceOrder> {

@@ -1,0 +1,154 @@
+import { PayError } from '../errors.js';
+import type { UpstreamResponse } from '../http.js';
+import type { Logger } from '../types.js';
+import { CommerceError } from './errors.js';
+import type { CommerceOrder, CommerceSearchResult } from './schemas.js';
+import { buildSearch, normalizeFilter, type NormalizedFilter, type OrderFilter, type SearchRequest } from './search.js';
+
+/** One page as the iterator hands it to the sync: new orders only, in entity_id order. */
+export interface OrderPage {
+  items: CommerceOrder[];
+  /** The orders handed over so far plus the platform's count of those still ahead. */
+  totalCount: number;
+  page: number;
+  pageSize: number;
+}
+
+export interface PageOptions {
+  pageSize?: number;
+  prefetch?: number;
+  signal?: AbortSignal;
+}
+
+/** What the paging needs of the order reader. */
+export interface SearchSource {
+  maxPageSize: number | undefined;
+  readonly logger: Logger;
+  fetchSearch(request: SearchRequest, signal?: AbortSignal): Promise<UpstreamResponse>;
+  decodeSearch(request: SearchRequest, response: UpstreamResponse): CommerceSearchResult;
+}
+
+export const DEFAULT_PAGE_SIZE = 100;
+export const DEFAULT_PREFETCH = 3;
+
+/** One trip through the event loop, so requests just started reach the socket before a long parse. */
+const turn = () => new Promise<void>((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));
+
+/**
+ * Every matching order, entity_id ascending, read by key instead of by offset: each request asks for
+ * the first page of orders after an entity_id (`entity_id gt N`). Offsets shift when an order leaves
+ * the filter during the run (a pending order gets paid), and the order that moves onto a page already
+ * read would be skipped; a key does not shift.
+ *
+ * To keep `prefetch` requests in flight, the ones ahead start at guessed keys, one page's worth of
+ * entity_ids apart (measured on the first page). Each answer is used up to where the next request
+ * starts; when a stretch holds more than a page, the gap is read before moving on. The run ends on
+ * an answer that holds every match left (short, or all of `total_count`), so a platform that answers
+ * the last page again past the end is never asked.
+ */
+export async function* orderPages(source: SearchSource, filterInput: OrderFilter, options: PageOptions = {}): AsyncGenerator<OrderPage> {
+  const filter = normalizeFilter(filterInput);
+  const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
+  if (!Number.isSafeInteger(prefetch) || prefetch < 1 || prefetch > 16) {
+    throw new PayError('INVALID_INPUT', `prefetch must be an integer from 1 to 16 (got ${String(prefetch)}).`, { details: { field: 'prefetch' } });
+  }
+  const controller = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
+  const request = (after: number, size: number) => buildSearch({ ...filter, afterEntityId: after }, size, 1);
+
+  /** Every match at or below `cursor` has been handed over. */
+  let cursor = filter.afterEntityId ?? 0;
+  let handedOver = 0;
+  let page = 0;
+  /** The orders of an answer past the cursor (and up to `until`), refusing an answer out of order. */
+  const take = (items: CommerceOrder[], until: number) => {
+    const out: CommerceOrder[] = [];
+    for (let i = 0; i < items.length; i++) {
+      const order = items[i]!;
+      if (i > 0 && order.entity_id <= items[i - 1]!.entity_id) {
+        throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered a page not sorted by entity_id ascending (${items[i - 1]!.entity_id} before ${order.entity_id}), although the search asked for it; paging through it could skip orders.`, { details: { service: 'commerce' } });
+      }
+      if (order.entity_id > cursor && order.entity_id <= until) out.push(order);
+    }
+    handedOver += out.length;
+    return out;
+  };
+
+  const { first, size } = await firstAnswer(source, filter, cursor, options.pageSize ?? DEFAULT_PAGE_SIZE, signal);
+  const firstItems = take(first.items, Infinity);
+  yield { items: firstItems, totalCount: first.total_count, page: ++page, pageSize: size };
+  if (first.items.length < size || first.items.length >= first.total_count) return;
+
+  const lastOf = (items: CommerceOrder[]) => items[items.length - 1]!.entity_id;
+  const span = Math.max(1, lastOf(first.items) - cursor);
+  /** Requests start no further than the matches counted so far can reach. */
+  let horizon = cursor + Math.ceil(first.total_count / size) * span;
+  cursor = lastOf(first.items);
+
+  type Ahead = { after: number; request: SearchRequest; raw: Promise<UpstreamResponse> };
+  const send = (after: number): Ahead => {
+    const search = request(after, size);
+    const raw = source.fetchSearch(search, signal);
+    raw.catch(() => {}); // awaited in turn below; this only keeps an early failure from going unhandled
+    return { after, request: search, raw };
+  };
+  const queue: Ahead[] = [];
+  let nextAfter = cursor;
+  const fill = () => {
+    while (queue.length < prefetch && nextAfter < horizon) {
+      queue.push(send(nextAfter));
+      nextAfter += span;
+    }
+  };
+
+  try {
+    for (;;) {
+      fill();
+      if (queue.length === 0) {
+        // Past the horizon with matches still coming (orders created during the run): on from the cursor.
+        nextAfter = cursor;
+        queue.push(send(cursor));
+        nextAfter += span;
+      }
+      const head = queue.shift()!;
+      const raw = await head.raw;
+      fill();
+      await turn(); // the requests just queued reach the socket before this answer is parsed
+      const result = source.decodeSearch(head.request, raw);
+      const complete = result.items.length < size || result.items.length >= result.total_count;
+      const until = complete ? Infinity : (queue[0]?.after ?? Infinity);
+      const total = handedOver + result.total_count;
+      const items = take(result.items, until);
+      horizon = Math.max(horizon, head.after + Math.ceil(result.total_count / size) * span);
+      if (items.length > 0) yield { items, totalCount: total, page: ++page, pageSize: size };
+      if (complete) return;
+      const last = lastOf(result.items);
+      if (last < until) {
+        // More than a page of matches before the next request starts: read the gap first.
+        cursor = last;
+        queue.unshift(send(cursor));
+      } else {
+        cursor = until;
+      }
+    }
+  } finally {
+    controller.abort();
+  }
+}
+
+/** The first answer, alone: it tells the total and, through a 400, any page-size cap (then kept). */
+async function firstAnswer(source: SearchSource, filter: NormalizedFilter, after: number, pageSize: number, signal: AbortSignal) {
+  let size = Math.min(buildSearch({}, pageSize).pageSize!, source.maxPageSize ?? Infinity);
+  for (;;) {
+    const search = buildSearch({ ...filter, afterEntityId: after }, size, 1);
+    try {
+      return { first: source.decodeSearch(search, await source.fetchSearch(search, signal)), size };
+    } catch (error) {
+      const cap = error instanceof CommerceError ? error.maxPageSize : undefined;
+      if (cap === undefined || cap >= size) throw error;
+      source.logger.warn({ service: 'commerce', pageSize: size, maxPageSize: cap }, 'commerce platform caps the page size; using its maximum');
+      source.maxPageSize = cap;
+      size = cap;
+    }
+  }
+}
