@@ -27,34 +27,48 @@ export interface Router {
 export function createRouter(routes: Route[], logger: Logger): Router {
   const compiled: CompiledRoute[] = routes.map((route) => ({ ...route, segments: split(route.path) }));
 
+  /** HEAD is answered as GET without a body; `allowed` lists the methods of a known path. */
   const findForMethod = (method: string, path: string) => {
     const segments = split(path);
-    let pathKnown = false;
+    const wanted = method === 'HEAD' ? 'GET' : method;
+    const allowed: string[] = [];
     for (const route of compiled) {
       const params = matchSegments(route.segments, segments);
       if (!params) continue;
-      if (route.method === method) return { route, params, pathKnown: true };
-      pathKnown = true;
+      if (route.method === wanted) return { route, params, allowed };
+      allowed.push(route.method);
     }
-    return { route: undefined, params: undefined, pathKnown };
+    return { route: undefined, params: undefined, allowed };
+  };
+
+  const isKnown = (method: string, path: string) => {
+    const found = findForMethod(method.toUpperCase(), path);
+    return found.route !== undefined || found.allowed.length > 0;
   };
 
   return {
     routes: routes.map(({ method, path }) => ({ method, path })),
-    matches: (method, path) => findForMethod(method.toUpperCase(), path).pathKnown,
+    // OPTIONS is left to the app (its CORS handling, say): the library has no preflight of its own.
+    matches: (method, path) => method.toUpperCase() !== 'OPTIONS' && isKnown(method, path),
     async handle(request) {
-      const { route, params, pathKnown } = findForMethod(request.method.toUpperCase(), request.path);
+      const method = request.method.toUpperCase();
+      if (method === 'OPTIONS') return null;
+      const { route, params, allowed } = findForMethod(method, request.path);
       if (!route) {
-        if (!pathKnown) return null;
-        return new PayError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${request.path}.`).toResponse();
+        if (allowed.length === 0) return null;
+        const response = new PayError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${request.path}; use ${allowed.join(' or ')}.`).toResponse();
+        response.headers.allow = allowed.join(', ');
+        return response;
       }
+      let response: PayResponse;
       try {
-        return await route.handler(request, params);
+        response = await route.handler(request, params);
       } catch (error) {
         const payError = toPayError(error);
         if (payError.code === 'INTERNAL_ERROR') logger.error({ err: error, route: route.path }, 'route handler failed');
-        return payError.toResponse();
+        response = payError.toResponse();
       }
+      return method === 'HEAD' ? { ...response, body: '' } : response;
     },
   };
 }

@@ -137,6 +137,13 @@ export function describeAdapter(adapter: AdapterCase): void {
       expect(handled).not.toContain(delivery.eventId);
     });
 
+    it('answers 405 with Allow for another method on one of its paths', async () => {
+      const response = await send({ method: 'GET', path: '/widget-token' });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST');
+      expect(JSON.parse(response.text).error.code).toBe('METHOD_NOT_ALLOWED');
+    });
+
     it('leaves an unknown path to the framework', async () => {
       const response = await send({ method: 'GET', path: '/not-ours' });
       expect(response.status).toBe(adapter.fallthrough.status);

@@ -46,3 +46,17 @@ describeAdapter({
   },
   fallthrough: { status: 404, text: /express fallthrough/ },
 });
+
+describeAdapter({
+  name: 'Express with a parser that set req.body = {} without reading the stream (Express 4 style)',
+  listens: true,
+  mount: (pay) => appWith((app) => {
+    app.use((req, _res, next) => {
+      // body-parser 1.x does this for a content type it does not handle.
+      (req as { body?: unknown }).body ??= {};
+      next();
+    });
+    app.use('/pay', payMiddleware(pay));
+  }),
+  fallthrough: { status: 404, text: /express fallthrough/ },
+});

@@ -1,18 +1,19 @@
 import { createServer } from 'node:http';
 import { bodyParser } from '@koa/bodyparser';
+import Router from '@koa/router';
 import Koa from 'koa';
 import { payRouter } from 'paywidget-server/koa';
 import { describeAdapter } from './behaviour.js';
 import { listen } from './listen.js';
 
-function appWith(setup: (app: Koa) => void) {
+function appWith(setup: (app: Koa) => void, mount = '/pay') {
   const app = new Koa();
   setup(app);
   app.use((ctx) => {
     ctx.status = 404;
     ctx.body = 'koa fallthrough';
   });
-  return listen(createServer(app.callback()), '/pay');
+  return listen(createServer(app.callback()), mount);
 }
 
 describeAdapter({
@@ -48,6 +49,17 @@ describeAdapter({
     }),
     webhooksWork: false,
     fixNamed: /Koa: mount the paywidget-server router before the body parser/,
+  },
+  fallthrough: { status: 404, text: /koa fallthrough/ },
+});
+
+describeAdapter({
+  name: 'Koa 3 with the router nested in a parent router',
+  listens: true,
+  mount: (pay) => {
+    const parent = new Router();
+    parent.use('/shop', payRouter(pay, { prefix: '/pay' }).routes());
+    return appWith((app) => app.use(parent.routes()), '/shop/pay');
   },
   fallthrough: { status: 404, text: /koa fallthrough/ },
 });

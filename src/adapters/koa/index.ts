@@ -19,20 +19,22 @@ export function payRouter(payOrOptions?: Pay | PayOptions, { prefix = '' }: PayR
   const pay = resolvePay(payOrOptions);
   const router = prefix ? new Router({ prefix }) : new Router();
 
-  const handle = async (ctx: Context) => {
-    const path = ctx.path.slice(prefix.length) || '/';
+  // The path is rebuilt from the matched route and its params, so the router works under any parent router.
+  const handle = (pattern: string) => async (ctx: Context & { params: Record<string, string> }, next: () => Promise<unknown>) => {
+    const path = pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(ctx.params[name] ?? ''));
     let response: PayResponse | null;
     try {
       response = await pay.handle(await toPayRequest(ctx.req, path, pay.maxBodyBytes, ctx.request as ParsedBodyHolder));
     } catch (error) {
       response = toPayError(error).toResponse();
     }
-    if (response === null) return;
+    if (response === null) return next(); // OPTIONS: the app's own handling
     ctx.status = response.status;
     ctx.set(response.headers);
     ctx.body = typeof response.body === 'string' ? response.body : Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength);
   };
 
-  for (const route of pay.routes) router.register(route.path, [route.method], handle);
+  // Every method reaches the core, which answers 405 with Allow like the other adapters.
+  for (const path of new Set(pay.routes.map((route) => route.path))) router.all(path, handle(path));
   return router;
 }

@@ -25,8 +25,10 @@ export async function toPayRequest(
   const raw = parsed.rawBody ?? parsed.body;
   if (Buffer.isBuffer(raw) || typeof parsed.rawBody === 'string') {
     request.rawBody = raw as Buffer | string;
-  } else if (parsed.body !== undefined || req.readableEnded || req.readableDidRead) {
+  } else if (req.readableEnded || req.readableDidRead) {
     // A parser consumed the stream; never wait on it. JSON routes can use the object, webhooks cannot.
+    // (A parser that only set `req.body = {}` without reading, as Express 4's do for other content
+    // types, left the stream to us: it is read below.)
     request.parsedBody = parsed.body ?? {};
   } else if (request.method !== 'GET' && request.method !== 'HEAD') {
     request.rawBody = await readStream(req, maxBodyBytes);

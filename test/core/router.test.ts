@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { createPay } from 'paywidget-server';
+
+const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+
+describe('the core router', () => {
+  it('answers HEAD like GET, without a body', async () => {
+    const get = await pay.handle({ method: 'GET', path: '/payments/pay_unknown', headers: {} });
+    const head = await pay.handle({ method: 'HEAD', path: '/payments/pay_unknown', headers: {} });
+    expect(get?.status).toBe(404);
+    expect(head?.status).toBe(404);
+    expect(String(get?.body)).toContain('PAYMENT_NOT_FOUND');
+    expect(head?.body).toBe('');
+  });
+
+  it('leaves OPTIONS to the app, so its CORS handling runs', async () => {
+    expect(pay.matches('OPTIONS', '/widget-token')).toBe(false);
+    expect(await pay.handle({ method: 'OPTIONS', path: '/widget-token', headers: {} })).toBeNull();
+  });
+
+  it('answers 405 with Allow for another method on a known path, and null for an unknown path', async () => {
+    const response = await pay.handle({ method: 'DELETE', path: '/webhooks', headers: {} });
+    expect(response?.status).toBe(405);
+    expect(response?.headers.allow).toBe('POST');
+    expect(pay.matches('DELETE', '/webhooks')).toBe(true);
+    expect(await pay.handle({ method: 'POST', path: '/elsewhere', headers: {} })).toBeNull();
+    expect(pay.matches('POST', '/elsewhere')).toBe(false);
+  });
+});
