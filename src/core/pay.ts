@@ -7,6 +7,7 @@ import type { WidgetToken } from './payments/widget-token.js';
 import { createRouter, type Router } from './router.js';
 import { paymentRoute, reconcileRoute } from './routes/payments.js';
 import { widgetTokenRoute, type Authorize, type ResolveCheckout } from './routes/widget-token.js';
+import { silentLogger } from './logger.js';
 import type { Logger } from './types.js';
 import { MemoryClaimStore, MemoryLedgerStore, type StoreOptions } from './stores/index.js';
 import { createWebhooks, type WebhookOptions, type Webhooks } from './webhooks/index.js';
@@ -47,7 +48,6 @@ export interface Pay extends Router {
 }
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
-const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** The object every part of the library hangs off. Options fall back to environment variables. */
 export function createPay(options: PayOptions = {}): Pay {

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { main } from '../../src/cli/main.js';
+import { createPay } from 'paywidget-server';
+import { redisStores } from 'paywidget-server/redis';
+import { connectedRedis, deletePrefix, useRedisUrl } from '../helpers/redis-server.js';
 import { sink } from '../helpers/sink.js';
 
 let sb: Sandbox;
@@ -83,8 +86,38 @@ describe('paywidget reconcile', () => {
     const quiet = await run(['reconcile', '--from', '2020-01-01', '--to', '2020-01-31']);
     expect(quiet).toMatchObject({ code: 0, stdout: '0 orders created 2020-01-01 00:00:00 to 2020-01-31 23:59:59 (UTC): 0 paid and confirmed, 0 unpaid, 0 disagreements.\n' });
 
-    expect((await run(['reconcile', '--help'])).stdout).toMatch(/in memory and empty[\s\S]*Redis ledger/);
+    expect((await run(['reconcile', '--help'])).stdout).toMatch(/REDIS_URL[\s\S]*in memory and empty/);
     expect((await run(['reconcile', '--from', '2020-01-01'])).stderr).toContain('--from and --to are both required');
     expect((await run(['--help'])).stdout).toMatch(/payments\s+read and reconcile payments[\s\S]*reconcile\s+cross-check/);
+  });
+});
+
+describe('paywidget reconcile with REDIS_URL', () => {
+  it('reads the ledger the servers keep in Redis', async () => {
+    const redis = await useRedisUrl();
+    const prefix = `cli-${Date.now()}:`;
+    const client = await connectedRedis(redis.url);
+    try {
+      // A server recorded a confirmed payment for this order in the shared ledger.
+      const from = new Date(Date.now() - 1_000).toISOString().replace(/\.\d+Z$/, 'Z');
+      const order = sb.commerce.addOrder({ state: 'processing', status: 'processing' });
+      const to = new Date(Date.now() + 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
+      const payment = sb.payments.create({ amount: Math.round(Number(order.grand_total) * 100), currency: String(order.order_currency_code), orderId: String(order.increment_id), status: 'succeeded' });
+      const server = createPay({ env: {}, payment: { apiUrl: sb.paymentUrl, merchantId: sb.merchantId, apiKey: sb.apiKey, webhookSecret: sb.webhookSecret }, stores: redisStores(client, { prefix }) });
+      expect((await server.payments.reconcile(payment.id)).outcome).toBe('confirmed');
+
+      const shared = await run(['reconcile', '--from', from, '--to', to, '--json'], { ...env(), REDIS_URL: redis.url, PAYWIDGET_REDIS_PREFIX: prefix });
+      expect(shared.stderr).toBe('');
+      const kindsFor = (stdout: string) => (JSON.parse(stdout) as { findings: { entityId?: number; kind: string }[] }).findings.filter((f) => f.entityId === order.entity_id).map((f) => f.kind);
+      expect(kindsFor(shared.stdout)).toEqual([]);
+      expect(JSON.parse(shared.stdout).paid).toBe(1);
+      // Without the shared ledger the same order looks paid without a payment.
+      const alone = await run(['reconcile', '--from', from, '--to', to, '--json']);
+      expect(kindsFor(alone.stdout)).toEqual(['order_paid_without_payment']);
+    } finally {
+      await deletePrefix(client, prefix);
+      await client.quit();
+      await redis.done();
+    }
   });
 });

@@ -4,7 +4,7 @@ import { createOrders, type OrdersClient } from '../../core/commerce/index.js';
 import { resolveCommerceConfig } from '../../core/config.js';
 import { PayError } from '../../core/errors.js';
 import { MemoryCheckpointStore, type CheckpointStore } from '../../core/stores/checkpoint-store.js';
-import type { Logger } from '../../core/types.js';
+import { silentLogger } from '../../core/logger.js';
 import { parseCliDate } from '../dates.js';
 import { FileCheckpointStore } from '../file-checkpoint-store.js';
 import { EXIT, parse, UsageError, write, type CliIo, type Command } from '../io.js';
@@ -19,7 +19,6 @@ const ENVIRONMENT = `Environment:
 
 /** The checkpoint name the CLI keeps its position under, inside the --checkpoint file. */
 export const SYNC_CHECKPOINT = 'orders-sync';
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** The orders client from the COMMERCE_* variables alone: the CLI needs no payment settings. */
 export function ordersFromEnv(io: CliIo, checkpoints?: CheckpointStore): OrdersClient {
@@ -27,7 +26,7 @@ export function ordersFromEnv(io: CliIo, checkpoints?: CheckpointStore): OrdersC
   if (!commerce) {
     throw new PayError('CONFIG_MISSING', 'The commerce platform is not configured: set COMMERCE_URL, COMMERCE_USERNAME and COMMERCE_PASSWORD.');
   }
-  return createOrders(commerce, { http, logger: silent, stores: { checkpoints } });
+  return createOrders(commerce, { http, logger: silentLogger, stores: { checkpoints } });
 }
 
 const get: Command = {

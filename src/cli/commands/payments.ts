@@ -1,7 +1,7 @@
 import { fromMinorUnits } from '../../core/money/index.js';
 import { createPay } from '../../core/pay.js';
 import type { ReconcileResult } from '../../core/payments/reconcile.js';
-import type { Logger } from '../../core/types.js';
+import { silentLogger } from '../../core/logger.js';
 import { EXIT, parse, UsageError, write, type Command } from '../io.js';
 import { formatPairs } from '../table.js';
 
@@ -13,7 +13,6 @@ export const PAYMENT_ENVIRONMENT = `Environment:
 /** Exit codes of the reconciliation commands, beside EXIT: the command ran, and the answer needs attention. */
 export const RECONCILE_EXIT = { paymentFailed: 3, unresolved: 4, findings: 3 } as const;
 
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** `19.99 EUR`, or the minor units as they are when the currency is unknown. */
 export function money(amount: number | undefined, currency: string | undefined): string {

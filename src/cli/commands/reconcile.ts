@@ -3,7 +3,9 @@ import type { OrderFinding, OrderReconciliationReport } from '../../core/payment
 import { parseCliDate } from '../dates.js';
 import { EXIT, parse, UsageError, write, type Command } from '../io.js';
 import { formatTable } from '../table.js';
-import { money, RECONCILE_EXIT, silentLogger } from './payments.js';
+import { silentLogger } from '../../core/logger.js';
+import { sharedStores } from '../shared-stores.js';
+import { money, RECONCILE_EXIT } from './payments.js';
 
 function detail(finding: OrderFinding): string {
   switch (finding.kind) {
@@ -38,10 +40,9 @@ Walks the commerce platform's orders created from T to T and compares each with 
   payment_for_unknown_order       a confirmed payment (first seen in the window) for no order read
 Orders paid and confirmed are counted, not listed.
 
-The ledger is what this library recorded from status polls and webhooks. Run from the command line it
-is in memory and empty, so every paid order shows as order_paid_without_payment: this command is
-mostly useful once the ledger is shared (a Redis ledger, in a later version), or through
-pay.reconcileOrders() in the server that holds the ledger.
+The ledger is what this library recorded from status polls and webhooks. Set REDIS_URL to the Redis your
+servers keep it in (redisStores; PAYWIDGET_REDIS_PREFIX if they use another prefix than paywidget:).
+Without it the ledger is in memory and empty, so every paid order shows as order_paid_without_payment.
 
 Options:
   --from T                 created at or after T   T: 'YYYY-MM-DD HH:MM:SS' (UTC), 'YYYY-MM-DD', or ISO 8601 with a zone
@@ -53,7 +54,7 @@ Options:
 
 Exit codes: 0 no disagreement, 3 disagreements found, 1 failed, 2 bad usage.
 
-Environment: COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD (see 'paywidget orders --help').`,
+Environment: COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD (see 'paywidget orders --help'), REDIS_URL.`,
   async run(args, io, path) {
     const { values } = parse(path, args, { from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' }, 'lookbehind-hours': { type: 'string' } });
     if (values.help) {
@@ -65,8 +66,14 @@ Environment: COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD (see 'paywidget 
     const createdTo = parseCliDate(values.to, 'to', path);
     const hours = values['lookbehind-hours'] === undefined ? undefined : Number(values['lookbehind-hours']);
     if (hours !== undefined && (!Number.isFinite(hours) || hours < 0)) throw new UsageError('--lookbehind-hours must be a number of hours, 0 or more.', path);
-    const pay = createPay({ env: io.env, logger: silentLogger });
-    const report = await pay.reconcileOrders({ createdFrom, createdTo, signal: io.signal, ...(hours === undefined ? {} : { lookbehindMs: Math.round(hours * 3_600_000) }) });
+    const shared = await sharedStores(io.env);
+    let report: OrderReconciliationReport;
+    try {
+      const pay = createPay({ env: io.env, logger: silentLogger, stores: shared.stores });
+      report = await pay.reconcileOrders({ createdFrom, createdTo, signal: io.signal, ...(hours === undefined ? {} : { lookbehindMs: Math.round(hours * 3_600_000) }) });
+    } finally {
+      await shared.close();
+    }
     await write(io.stdout, values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report)}\n`);
     return report.findings.length === 0 ? EXIT.ok : RECONCILE_EXIT.findings;
   },
