@@ -120,8 +120,7 @@ export interface ResolvedConfig {
 
 /** Validates the options once, environment fallbacks applied; throws CONFIG_INVALID naming option and variable. */
 export function resolveConfig(options: ConfigOptions = {}): ResolvedConfig {
-  const env = options.env ?? globalThis.process?.env ?? {};
-  const fromEnv = (name: string) => (env[name] === '' ? undefined : env[name]);
+  const fromEnv = envReader(options);
 
   const payment = parse('payment', paymentSchema, {
     apiUrl: options.payment?.apiUrl ?? fromEnv('PAY_API_URL'),
@@ -130,7 +129,7 @@ export function resolveConfig(options: ConfigOptions = {}): ResolvedConfig {
     webhookSecret: options.payment?.webhookSecret ?? fromEnv('PAY_WEBHOOK_SECRET')?.split(','),
   });
 
-  const { commerce } = resolveCommerceConfig(options);
+  const { commerce, http } = resolveCommerceConfig(options);
   const missing = (['apiUrl', 'merchantId', 'apiKey', 'webhookSecret'] as const).filter((k) => payment[k] === undefined).map((k) => `payment.${k}`);
   const { apiUrl, merchantId, apiKey, webhookSecret } = payment;
   return {
@@ -138,8 +137,14 @@ export function resolveConfig(options: ConfigOptions = {}): ResolvedConfig {
     webhookSecrets: (webhookSecret === undefined ? [] : [webhookSecret].flat()).map((s) => new Secret(s)),
     missing,
     commerce,
-    http: parse('http', httpSchema, options.http ?? {}),
+    http,
   };
+}
+
+/** Reads one environment fallback; an empty variable counts as unset. */
+function envReader(options: ConfigOptions): (name: string) => string | undefined {
+  const env = options.env ?? globalThis.process?.env ?? {};
+  return (name) => (env[name] === '' ? undefined : env[name]);
 }
 
 /** The payment-service credentials, or CONFIG_MISSING naming each missing option and its variable. */
@@ -163,8 +168,7 @@ function missingOptions(options: string[], purpose: string): PayError {
  * `commerce` is undefined when neither options nor environment name the platform.
  */
 export function resolveCommerceConfig(options: ConfigOptions = {}): { commerce: CommerceConfig | undefined; http: HttpPolicy } {
-  const env = options.env ?? globalThis.process?.env ?? {};
-  const fromEnv = (name: string) => (env[name] === '' ? undefined : env[name]);
+  const fromEnv = envReader(options);
   const input = {
     ...options.commerce,
     url: options.commerce?.url ?? fromEnv('COMMERCE_URL'),

@@ -1,9 +1,6 @@
-import type { ClaimResult, ClaimStore } from '../../core/stores/claim-store.js';
+import { DONE, type ClaimResult, type ClaimStore } from '../../core/stores/claim-store.js';
 import type { RedisCommands } from './client.js';
 import { CLAIM, COMPLETE, RELEASE } from './scripts.js';
-
-/** What a completed key holds (as in the in-memory store); tokens are random UUIDs, never equal to it. */
-const DONE = 'done';
 
 const ms = (value: number) => String(Math.max(1, Math.ceil(value)));
 
