@@ -99,7 +99,11 @@ describe('paywidget CLI', () => {
     const controller = new AbortController();
     let bars = 0;
     const stderr = sink({ tty: true, onWrite: (text) => void (text.startsWith('\r') && ++bars === 2 && controller.abort()) });
+    // Pages that take a moment, so the stop lands mid-run however fast the machine is.
+    const slow = sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', latencyMs: 25, times: Infinity });
     const first = await run(['orders', 'sync', '--checkpoint', checkpoint, '--out', out, '--page-size', '50'], { stderr, signal: controller.signal });
+    expect(sb.commerce.faults.list().find((fault) => fault.id === slow)?.hits).toBeGreaterThan(0);
+    sb.commerce.faults.remove(slow);
     expect(first.code).toBe(130);
     expect(first.stderr).toMatch(/\r\[#+-*\]\s+\d+%\s+\d+\/480 orders/);
     expect(first.stderr).toMatch(/Stopped after \d+ orders; position: entity_id \d+\. Run the same command to continue\./);
