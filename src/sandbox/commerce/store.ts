@@ -133,25 +133,37 @@ export class OrderStore {
 
   /** entity_ids matching every group (a group: any of its filters), in the requested order. */
   search(criteria: Criteria): number[] {
-    const key = JSON.stringify([criteria.groups, criteria.sort]);
-    const hit = this.cache.find((c) => c.key === key && c.version === this.version);
-    if (hit) return hit.ids;
-    const groups = criteria.groups.map((group) => group.map((f) => ({ base: this.baseTest(f), full: matcher(f), field: f.field })));
+    // entity_id bounds (a group of one numeric entity_id filter) narrow a cached match list, so a client
+    // paging by key (`entity_id gt N`) costs a binary search, not a scan, as an indexed database would.
     let lo = 1;
-    let hi = this.size;
-    for (const group of criteria.groups) {
+    let hi = Infinity;
+    const others = criteria.groups.filter((group) => {
       const f = group[0]!;
       const v = Number(f.value);
-      if (group.length !== 1 || f.field !== 'entity_id' || !Number.isFinite(v)) continue;
+      if (group.length !== 1 || f.field !== 'entity_id' || !Number.isFinite(v)) return true;
       const c = f.conditionType ?? 'eq';
       if (c === 'gt') lo = Math.max(lo, Math.floor(v) + 1);
       else if (c === 'gteq' || c === 'from') lo = Math.max(lo, Math.ceil(v));
       else if (c === 'lt') hi = Math.min(hi, Math.ceil(v) - 1);
       else if (c === 'lteq' || c === 'to') hi = Math.min(hi, Math.floor(v));
       else if (c === 'eq') [lo, hi] = [Math.max(lo, v), Math.min(hi, v)];
-    }
+      else return true;
+      return false;
+    });
+    const all = this.matching(others, criteria.sort);
+    if (lo <= 1 && hi === Infinity) return all;
+    if (criteria.sort.some((s) => s.field !== 'entity_id' || s.direction === 'DESC')) return all.filter((id) => id >= lo && id <= hi);
+    return all.slice(firstAtLeast(all, lo), firstAtLeast(all, hi + 1));
+  }
+
+  /** entity_ids matching every group (a group: any of its filters), in the requested order; the last few lists are cached. */
+  private matching(criteriaGroups: Criteria['groups'], criteriaSort: Criteria['sort']): number[] {
+    const key = JSON.stringify([criteriaGroups, criteriaSort]);
+    const hit = this.cache.find((c) => c.key === key && c.version === this.version);
+    if (hit) return hit.ids;
+    const groups = criteriaGroups.map((group) => group.map((f) => ({ base: this.baseTest(f), full: matcher(f), field: f.field })));
     const ids: number[] = [];
-    for (let id = lo; id <= hi; id++) {
+    for (let id = 1; id <= this.size; id++) {
       const changed = this.changed.size ? this.changed.get(id) : undefined;
       if (changed) {
         if (groups.every((g) => g.some((f) => f.full(changed[f.field])))) ids.push(id);
@@ -159,14 +171,14 @@ export class OrderStore {
         ids.push(id);
       }
     }
-    const sort = criteria.sort.filter((s) => s.field !== 'entity_id' || s.direction === 'DESC');
+    const sort = criteriaSort.filter((s) => s.field !== 'entity_id' || s.direction === 'DESC');
     if (sort.length) {
       const value = (id: number, field: string) => {
         const changed = this.changed.get(id);
         return changed ? changed[field] : this.baseValue(id, field);
       };
       ids.sort((a, b) => {
-        for (const s of criteria.sort) {
+        for (const s of criteriaSort) {
           const x = value(a, s.field) as string | number;
           const y = value(b, s.field) as string | number;
           if (x !== y) return (x < y ? -1 : 1) * (s.direction === 'DESC' ? -1 : 1);
@@ -183,4 +195,16 @@ export class OrderStore {
   static notFound(): MagentoError {
     return new MagentoError(404, MESSAGES.noSuchEntity);
   }
+}
+
+/** Index of the first id at or above `value` in an ascending list. */
+function firstAtLeast(ids: readonly number[], value: number): number {
+  let low = 0;
+  let high = ids.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (ids[mid]! < value) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
