@@ -2,7 +2,7 @@ import type { HttpPolicy, PaymentConfig } from '../config.js';
 import type { LedgerEntry, LedgerStore } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { WebhookHandler } from '../webhooks/dispatch.js';
-import { createLedger, type Ledger } from './ledger.js';
+import { createLedger, type Ledger, type LedgerInput } from './ledger.js';
 import type { PaymentsPolicy } from './options.js';
 import { reconcilePayment, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
 import { reconcilePending, type ReconcilePendingOptions, type SweepReport } from './reconcile-pending.js';
@@ -74,14 +74,11 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
         logger.warn({ eventId: event.id, type: event.type }, 'webhook names a payment the ledger cannot use (payment id or status missing or malformed); not recorded');
         return;
       }
-      await ledger.record({
-        paymentId,
-        status,
-        source: 'webhook',
-        ...(typeof orderId === 'string' && orderId !== '' ? { orderId } : {}),
-        ...(typeof amount === 'number' && Number.isSafeInteger(amount) ? { amount } : {}),
-        ...(typeof currency === 'string' && /^[A-Za-z]{3}$/.test(currency) ? { currency: currency.toUpperCase() } : {}),
-      });
+      const input: LedgerInput = { paymentId, status, source: 'webhook' };
+      if (typeof orderId === 'string' && orderId !== '') input.orderId = orderId;
+      if (typeof amount === 'number' && Number.isSafeInteger(amount)) input.amount = amount;
+      if (typeof currency === 'string' && /^[A-Za-z]{3}$/.test(currency)) input.currency = currency.toUpperCase();
+      await ledger.record(input);
     },
   };
 }

@@ -101,16 +101,20 @@ export function applyObservation(current: LedgerEntry | undefined, observation: 
     if (currency !== undefined) entry.currency = currency;
     return { entry, previous: undefined, changed: true };
   }
-  const entry: LedgerEntry = { ...current };
   const incoming = OUTCOME_RANK[outcome];
   const stored = OUTCOME_RANK[current.outcome];
   const lateral = incoming === 0 && stored === 0 && status !== null && status !== current.status;
   const changed = incoming > stored || lateral;
+  const fills = (current.orderId === undefined && orderId !== undefined)
+    || (current.amount === undefined && amount !== undefined)
+    || (current.currency === undefined && currency !== undefined);
+  // The common case on a webhook retry or a late event: nothing to change, nothing to copy.
+  if (!changed && !fills) return { entry: current, previous: current, changed };
+  const entry: LedgerEntry = { ...current };
   if (changed) Object.assign(entry, { status, outcome, source, updatedAt: at });
-  let filled = false;
-  if (entry.orderId === undefined && orderId !== undefined) [entry.orderId, filled] = [orderId, true];
-  if (entry.amount === undefined && amount !== undefined) [entry.amount, filled] = [amount, true];
-  if (entry.currency === undefined && currency !== undefined) [entry.currency, filled] = [currency, true];
-  if (filled && !changed) entry.updatedAt = Math.max(entry.updatedAt, at);
+  if (entry.orderId === undefined && orderId !== undefined) entry.orderId = orderId;
+  if (entry.amount === undefined && amount !== undefined) entry.amount = amount;
+  if (entry.currency === undefined && currency !== undefined) entry.currency = currency;
+  if (fills && !changed) entry.updatedAt = Math.max(entry.updatedAt, at);
   return { entry, previous: current, changed };
 }
