@@ -1,8 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { toPayError } from '../../core/errors.js';
 import type { Pay, PayOptions } from '../../core/pay.js';
 import { resolvePay } from '../../core/resolve-pay.js';
-import { sendPayResponse, toPayRequest } from '../node/index.js';
+import { handleNodeRequest, sendPayResponse } from '../node/index.js';
 
 /**
  * Express middleware for every route of the library, relative to where it is mounted:
@@ -14,12 +13,8 @@ export function payMiddleware(payOrOptions?: Pay | PayOptions): RequestHandler {
   return async function paywidget(req: Request, res: Response, next: NextFunction) {
     // req.path is relative to the mount path in Express 4 and 5.
     if (!pay.matches(req.method, req.path)) return next();
-    try {
-      const response = await pay.handle(await toPayRequest(req, req.path, pay.maxBodyBytes));
-      if (response === null) return next();
-      sendPayResponse(res, response);
-    } catch (error) {
-      sendPayResponse(res, toPayError(error).toResponse());
-    }
+    const response = await handleNodeRequest(pay, req, req.path);
+    if (response === null) return next();
+    sendPayResponse(res, response);
   };
 }

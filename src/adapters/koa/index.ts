@@ -1,10 +1,8 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { toPayError } from '../../core/errors.js';
 import type { Pay, PayOptions } from '../../core/pay.js';
 import { resolvePay } from '../../core/resolve-pay.js';
-import type { PayResponse } from '../../core/types.js';
-import { toPayRequest, type ParsedBodyHolder } from '../node/index.js';
+import { handleNodeRequest, type ParsedBodyHolder } from '../node/index.js';
 
 export interface PayRouterOptions {
   /** Where the routes live, e.g. '/pay'. */
@@ -22,12 +20,7 @@ export function payRouter(payOrOptions?: Pay | PayOptions, { prefix = '' }: PayR
   // The path is rebuilt from the matched route and its params, so the router works under any parent router.
   const handle = (pattern: string) => async (ctx: Context & { params: Record<string, string> }, next: () => Promise<unknown>) => {
     const path = pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(ctx.params[name] ?? ''));
-    let response: PayResponse | null;
-    try {
-      response = await pay.handle(await toPayRequest(ctx.req, path, pay.maxBodyBytes, ctx.request as ParsedBodyHolder));
-    } catch (error) {
-      response = toPayError(error).toResponse();
-    }
+    const response = await handleNodeRequest(pay, ctx.req, path, ctx.request as ParsedBodyHolder);
     if (response === null) return next(); // OPTIONS: the app's own handling
     ctx.status = response.status;
     ctx.set(response.headers);

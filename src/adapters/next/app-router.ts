@@ -22,8 +22,7 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
   const pay = resolvePay(payOrOptions);
 
   const handler: RouteHandler = async (request, context) => {
-    const segments = (await context.params)[param];
-    const path = '/' + (Array.isArray(segments) ? segments.join('/') : segments ?? '');
+    const path = catchAllPath((await context.params)[param]);
     if (!pay.matches(request.method, path)) return toFetchResponse(routeNotFound(path));
     let response: PayResponse | null;
     try {
@@ -36,6 +35,11 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
   };
 
   return { GET: handler, POST: handler };
+}
+
+/** The path below the mount point from a catch-all segment (`[...path]`): ['payments', 'p1'] → '/payments/p1'. */
+export function catchAllPath(segments: string | string[] | undefined): string {
+  return '/' + (Array.isArray(segments) ? segments.join('/') : segments ?? '');
 }
 
 /** Reads a Fetch body with a byte limit, without buffering past it. */

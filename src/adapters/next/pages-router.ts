@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { toPayError } from '../../core/errors.js';
 import type { Pay, PayOptions } from '../../core/pay.js';
 import { resolvePay } from '../../core/resolve-pay.js';
 import { routeNotFound } from '../../core/router.js';
-import { sendPayResponse, toPayRequest } from '../node/index.js';
+import { handleNodeRequest, sendPayResponse } from '../node/index.js';
+import { catchAllPath } from './app-router.js';
 
 type PagesRequest = IncomingMessage & { query: Partial<Record<string, string | string[]>>; body?: unknown };
 
@@ -21,13 +21,7 @@ export interface PagesHandlerOptions {
 export function createPagesHandler(payOrOptions?: Pay | PayOptions, { param = 'path' }: PagesHandlerOptions = {}) {
   const pay = resolvePay(payOrOptions);
   return async function paywidgetPagesHandler(req: PagesRequest, res: ServerResponse): Promise<void> {
-    const segments = req.query[param];
-    const path = '/' + (Array.isArray(segments) ? segments.join('/') : segments ?? '');
-    try {
-      const response = await pay.handle(await toPayRequest(req, path, pay.maxBodyBytes));
-      sendPayResponse(res, response ?? routeNotFound(path));
-    } catch (error) {
-      sendPayResponse(res, toPayError(error).toResponse());
-    }
+    const path = catchAllPath(req.query[param]);
+    sendPayResponse(res, (await handleNodeRequest(pay, req, path)) ?? routeNotFound(path));
   };
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import getRawBody from 'raw-body';
-import { PayError } from '../../core/errors.js';
+import { PayError, toPayError } from '../../core/errors.js';
+import type { Pay } from '../../core/pay.js';
 import { bodyTooLarge } from '../../core/request-body.js';
 import type { PayRequest, PayResponse } from '../../core/types.js';
 
@@ -53,4 +54,16 @@ export function sendPayResponse(res: ServerResponse, response: PayResponse): voi
   res.statusCode = response.status;
   for (const name in response.headers) res.setHeader(name, response.headers[name] as string);
   res.end(response.body);
+}
+
+/**
+ * What every Node-based adapter does with a request: bridge it, let the core answer, and turn a
+ * failure to read the body into the library's JSON error. Null: not one of our routes.
+ */
+export async function handleNodeRequest(pay: Pay, req: IncomingMessage, path: string, parsed?: ParsedBodyHolder): Promise<PayResponse | null> {
+  try {
+    return await pay.handle(await toPayRequest(req, path, pay.maxBodyBytes, parsed));
+  } catch (error) {
+    return toPayError(error).toResponse();
+  }
 }
