@@ -1,6 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
-import { createOrders, type OrdersClient } from '../../core/commerce/index.js';
+import { createOrders, type Orders } from '../../core/commerce/index.js';
 import { resolveCommerceConfig } from '../../core/config.js';
 import { PayError } from '../../core/errors.js';
 import { MemoryCheckpointStore, type CheckpointStore } from '../../core/stores/checkpoint-store.js';
@@ -21,7 +21,7 @@ const ENVIRONMENT = `Environment:
 export const SYNC_CHECKPOINT = 'orders-sync';
 
 /** The orders client from the COMMERCE_* variables alone: the CLI needs no payment settings. */
-export function ordersFromEnv(io: CliIo, checkpoints?: CheckpointStore): OrdersClient {
+export function ordersFromEnv(io: CliIo, checkpoints?: CheckpointStore): Orders {
   const { commerce, http } = resolveCommerceConfig({ env: io.env });
   if (!commerce) {
     throw new PayError('CONFIG_MISSING', 'The commerce platform is not configured: set COMMERCE_URL, COMMERCE_USERNAME and COMMERCE_PASSWORD.');

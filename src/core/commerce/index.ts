@@ -10,8 +10,8 @@ import type { OrderSearch } from './search.js';
 import { syncOrders, type OrderSyncOptions, type OrderSyncSummary } from './sync.js';
 import { AdminTokens } from './token.js';
 
-export { CommerceError, formatMagentoMessage, type MagentoErrorBody } from './errors.js';
-export { checkoutFromOrder, orderCheckoutResolver, PAYABLE_STATES } from './checkout.js';
+export { CommerceError, type MagentoErrorBody } from './errors.js';
+export { checkoutFromOrder, orderCheckoutResolver } from './checkout.js';
 export { formatCommerceDate, type OrderFilter, type OrderSearch } from './search.js';
 export type { OrderIterateOptions } from './orders.js';
 export type { OrderSyncOptions, OrderSyncProgress, OrderSyncSummary } from './sync.js';
@@ -38,14 +38,8 @@ export interface OrdersDeps {
   stores?: { checkpoints?: CheckpointStore; adminTokens?: AdminTokenStore };
 }
 
-/** Internal handle for tests and tools: the orders API plus its token counter. */
-export interface OrdersClient extends Orders {
-  /** Admin token requests this client has sent. */
-  readonly tokenRequests: number;
-}
-
 /** The orders API over one commerce configuration; createPay builds it, and so does the CLI (no payment options needed). */
-export function createOrders(config: CommerceConfig, deps: OrdersDeps): OrdersClient {
+export function createOrders(config: CommerceConfig, deps: OrdersDeps): Orders {
   const tokens = new AdminTokens({ config, http: deps.http, logger: deps.logger, now: deps.now, store: deps.stores?.adminTokens ?? new MemoryAdminTokenStore({ now: deps.now }) });
   const reader = new OrderReader(new CommerceClient({ config, http: deps.http, logger: deps.logger, tokens }), deps.logger);
   const checkpoints = deps.stores?.checkpoints ?? new MemoryCheckpointStore();
@@ -54,9 +48,6 @@ export function createOrders(config: CommerceConfig, deps: OrdersDeps): OrdersCl
     search: (query) => reader.search(query),
     iterate: (options) => reader.iterate(options),
     sync: (options) => syncOrders(reader, checkpoints, deps.logger, options),
-    get tokenRequests() {
-      return tokens.requests;
-    },
   };
 }
 

@@ -6,9 +6,8 @@ import { CommerceError, commerceFailure, describeMagentoError, readMagentoError 
 import { orderSchema, orderSearchResultSchema, type CommerceOrder, type CommerceSearchResult } from './schemas.js';
 import type { UpstreamResponse } from '../http.js';
 import { orderPages, DEFAULT_PAGE_SIZE, type OrderPage, type PageOptions } from './pages.js';
-import { buildSearch, echoMismatch, normalizeFilter, searchQuery, type NormalizedFilter, type OrderFilter, type OrderSearch, type SearchRequest } from './search.js';
+import { buildSearch, echoMismatch, normalizeFilter, searchQuery, type OrderFilter, type OrderSearch, type SearchRequest } from './search.js';
 
-export { DEFAULT_PAGE_SIZE, DEFAULT_PREFETCH, type OrderPage } from './pages.js';
 
 export interface OrderIterateOptions extends OrderFilter {
   /** Orders per page (default 100; lowered automatically to a platform's cap). */
@@ -70,13 +69,11 @@ export class OrderReader {
 
   async search(query: OrderSearch = {}): Promise<CommerceSearchResult> {
     // Magento answers every match when no page size is sent: one page is what a search means here.
-    return this.searchNormalized(normalizeFilter(query), query.pageSize ?? DEFAULT_PAGE_SIZE, query.currentPage);
+    const request = buildSearch(normalizeFilter(query), query.pageSize ?? DEFAULT_PAGE_SIZE, query.currentPage);
+    return this.decodeSearch(request, await this.fetchSearch(request));
   }
 
-  async searchNormalized(filter: NormalizedFilter, pageSize?: number, currentPage?: number, signal?: AbortSignal): Promise<CommerceSearchResult> {
-    const request = buildSearch(filter, pageSize, currentPage);
-    return this.decodeSearch(request, await this.fetchSearch(request, signal));
-  }
+
 
   /** The raw answer of a search: it waits its turn in the prefetch queue as bytes, off the JS heap. */
   async fetchSearch(request: SearchRequest, signal?: AbortSignal): Promise<UpstreamResponse> {

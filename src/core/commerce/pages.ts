@@ -10,8 +10,6 @@ export interface OrderPage {
   items: CommerceOrder[];
   /** The orders handed over so far plus the platform's count of those still ahead. */
   totalCount: number;
-  page: number;
-  pageSize: number;
 }
 
 export interface PageOptions {
@@ -59,7 +57,6 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
   /** Every match at or below `cursor` has been handed over. */
   let cursor = filter.afterEntityId ?? 0;
   let handedOver = 0;
-  let page = 0;
   /** The orders of an answer past the cursor (and up to `until`), refusing an answer out of order. */
   const take = (items: CommerceOrder[], until: number) => {
     const out: CommerceOrder[] = [];
@@ -76,7 +73,7 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
 
   const { first, size } = await firstAnswer(source, filter, cursor, options.pageSize ?? DEFAULT_PAGE_SIZE, signal);
   const firstItems = take(first.items, Infinity);
-  yield { items: firstItems, totalCount: first.total_count, page: ++page, pageSize: size };
+  yield { items: firstItems, totalCount: first.total_count };
   if (first.items.length < size || first.items.length >= first.total_count) return;
 
   const lastOf = (items: CommerceOrder[]) => items[items.length - 1]!.entity_id;
@@ -120,7 +117,7 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
       const total = handedOver + result.total_count;
       const items = take(result.items, until);
       horizon = Math.max(horizon, head.after + Math.ceil(result.total_count / size) * span);
-      if (items.length > 0) yield { items, totalCount: total, page: ++page, pageSize: size };
+      if (items.length > 0) yield { items, totalCount: total };
       if (complete) return;
       const last = lastOf(result.items);
       if (last < until) {

@@ -82,7 +82,6 @@ export async function syncOrders(reader: OrderReader, store: CheckpointStore, lo
   if (typeof checkpoint !== 'string' || checkpoint.trim() === '') throw invalid('checkpoint', 'checkpoint must be a non-empty name under which the sync keeps its position.');
   if (typeof onOrder !== 'function') throw invalid('onOrder', 'onOrder must be a function that receives each order.');
   const filter = normalizeFilter({ status: options.status, createdFrom: options.createdFrom, createdTo: options.createdTo });
-  for (const key of Object.keys(filter) as Array<keyof NormalizedFilter>) if (filter[key] === undefined) delete filter[key];
 
   const saved = readPosition(checkpoint, await store.get(checkpoint));
   if (saved && !sameFilter(saved.filter, filter)) {

@@ -41,8 +41,6 @@ export class AdminTokens {
   /** This instance's copy of the last token it obtained, used only while the store is unreachable. */
   #local: { token: Secret; expiresAt: number } | undefined;
   #storeDown = false;
-  /** Token requests sent by this instance (for diagnostics and tests). */
-  requests = 0;
 
   constructor(deps: AdminTokenDeps) {
     this.#deps = deps;
@@ -139,7 +137,6 @@ export class AdminTokens {
   async #fetch(): Promise<string> {
     const { config, http, logger } = this.#deps;
     const path = `/rest/${encodeURIComponent(config.scope)}/V1/integration/admin/token`;
-    this.requests += 1;
     const response = await callUpstream({
       service: 'commerce',
       method: 'POST',

@@ -55,17 +55,11 @@ export function createLedger(deps: LedgerDeps): Ledger {
     },
     async record(input) {
       const outcome = deps.classify(input.status);
-      let result: LedgerRecordResult;
-      try {
-        result = await store.record({ ...input, outcome, at: deps.now() });
-      } catch (error) {
-        logger.error({ err: error, paymentId: input.paymentId }, 'payment ledger store failed to record an outcome');
-        throw unavailable(error);
-      }
+      const result = await guard('record an outcome', input.paymentId, () => store.record({ ...input, outcome, at: deps.now() }));
       const { entry, previous, changed } = result;
       if (changed) {
         logger.info({ paymentId: entry.paymentId, orderId: entry.orderId, status: entry.status, outcome: entry.outcome, from: previous?.status ?? undefined, source: input.source }, 'payment ledger updated');
-      } else if (previous && input.status !== null && input.status !== entry.status && deps.classify(input.status) !== entry.outcome) {
+      } else if (previous && input.status !== null && input.status !== entry.status && outcome !== entry.outcome) {
         logger.info({ paymentId: entry.paymentId, status: entry.status, ignored: input.status, source: input.source }, 'payment ledger kept its status: a status never moves backwards');
       }
       return result;
