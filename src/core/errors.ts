@@ -110,6 +110,11 @@ export class UpstreamError extends PayError {
   }
 }
 
+/** A 400 naming the input field that is wrong; the message says how to fix it. */
+export function invalidInput(field: string, message: string): PayError {
+  return new PayError('INVALID_INPUT', message, { details: { field } });
+}
+
 /** Whatever was thrown, as a PayError (unknown errors become INTERNAL_ERROR with a message that reveals nothing). */
 export function toPayError(error: unknown): PayError {
   if (error instanceof PayError) return error;

@@ -1,4 +1,4 @@
-import { PayError } from '../errors.js';
+import { invalidInput } from '../errors.js';
 import type { CommerceSearchCriteria } from './schemas.js';
 
 /** Which orders: every filter given must hold (each goes in its own filter group, and groups AND). */
@@ -41,50 +41,46 @@ export interface NormalizedFilter {
   afterEntityId?: number;
 }
 
-function invalid(field: string, message: string): PayError {
-  return new PayError('INVALID_INPUT', message, { details: { field } });
-}
-
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
 /** A Date in UTC, or a checked `YYYY-MM-DD HH:MM:SS` string, as the platform's timestamp format. */
 export function formatCommerceDate(value: string | Date, field = 'date'): string {
   if (value instanceof Date) {
-    if (Number.isNaN(value.getTime())) throw invalid(field, `${field} is an invalid Date.`);
+    if (Number.isNaN(value.getTime())) throw invalidInput(field, `${field} is an invalid Date.`);
     const year = value.getUTCFullYear();
-    if (year < 1000 || year > 9999) throw invalid(field, `${field} must be within the years 1000 to 9999.`);
+    if (year < 1000 || year > 9999) throw invalidInput(field, `${field} must be within the years 1000 to 9999.`);
     return `${year}-${pad(value.getUTCMonth() + 1)}-${pad(value.getUTCDate())} ${pad(value.getUTCHours())}:${pad(value.getUTCMinutes())}:${pad(value.getUTCSeconds())}`;
   }
   const match = typeof value === 'string' ? TIMESTAMP.exec(value) : null;
-  if (!match) throw invalid(field, `${field} must be a Date or a string 'YYYY-MM-DD HH:MM:SS' in UTC (got ${JSON.stringify(value)}).`);
+  if (!match) throw invalidInput(field, `${field} must be a Date or a string 'YYYY-MM-DD HH:MM:SS' in UTC (got ${JSON.stringify(value)}).`);
   const [y, mo, d, h, mi, s] = match.slice(1).map(Number) as [number, number, number, number, number, number];
   const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
   if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) {
-    throw invalid(field, `${field} '${value}' is not a real date and time.`);
+    throw invalidInput(field, `${field} '${value}' is not a real date and time.`);
   }
   return value;
 }
 
 function positiveInteger(field: string, value: unknown): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw invalid(field, `${field} must be a positive integer (got ${String(value)}).`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw invalidInput(field, `${field} must be a positive integer (got ${String(value)}).`);
   return value;
 }
 
 function statusValue(value: unknown): string {
   if (typeof value !== 'string' || value.trim() === '' || value.includes(',')) {
-    throw invalid('status', `status must be a non-empty status code such as 'pending' (got ${JSON.stringify(value)}).`);
+    throw invalidInput('status', `status must be a non-empty status code such as 'pending' (got ${JSON.stringify(value)}).`);
   }
   return value;
 }
 
 export function normalizeFilter(filter: OrderFilter = {}): NormalizedFilter {
-  if (typeof filter !== 'object' || filter === null) throw invalid('filter', 'The order filter must be an object.');
+  if (typeof filter !== 'object' || filter === null) throw invalidInput('filter', 'The order filter must be an object.');
   const out: NormalizedFilter = {};
   if (filter.status !== undefined) {
     if (Array.isArray(filter.status)) {
-      if (filter.status.length === 0) throw invalid('status', 'status must not be an empty array.');
+      if (filter.status.length === 0) throw invalidInput('status', 'status must not be an empty array.');
       out.status = filter.status.map(statusValue);
     } else {
       out.status = statusValue(filter.status);
@@ -93,11 +89,11 @@ export function normalizeFilter(filter: OrderFilter = {}): NormalizedFilter {
   if (filter.createdFrom !== undefined) out.createdFrom = formatCommerceDate(filter.createdFrom, 'createdFrom');
   if (filter.createdTo !== undefined) out.createdTo = formatCommerceDate(filter.createdTo, 'createdTo');
   if (out.createdFrom && out.createdTo && out.createdFrom > out.createdTo) {
-    throw invalid('createdFrom', `createdFrom (${out.createdFrom}) is after createdTo (${out.createdTo}): no order could match.`);
+    throw invalidInput('createdFrom', `createdFrom (${out.createdFrom}) is after createdTo (${out.createdTo}): no order could match.`);
   }
   if (filter.afterEntityId !== undefined) {
     const after = filter.afterEntityId;
-    if (typeof after !== 'number' || !Number.isSafeInteger(after) || after < 0) throw invalid('afterEntityId', `afterEntityId must be an integer of 0 or more (got ${String(after)}).`);
+    if (typeof after !== 'number' || !Number.isSafeInteger(after) || after < 0) throw invalidInput('afterEntityId', `afterEntityId must be an integer of 0 or more (got ${String(after)}).`);
     out.afterEntityId = after;
   }
   return out;

@@ -1,4 +1,4 @@
-import { PayError } from '../errors.js';
+import { invalidInput } from '../errors.js';
 import type { CheckpointStore } from '../stores/checkpoint-store.js';
 import type { Logger } from '../types.js';
 import type { OrderReader } from './orders.js';
@@ -50,10 +50,6 @@ interface SavedPosition {
   updatedAt: string;
 }
 
-function invalid(field: string, message: string): PayError {
-  return new PayError('INVALID_INPUT', message, { details: { field } });
-}
-
 function readPosition(name: string, raw: string | undefined): SavedPosition | undefined {
   if (raw === undefined) return undefined;
   let value: Partial<SavedPosition> | undefined;
@@ -63,7 +59,7 @@ function readPosition(name: string, raw: string | undefined): SavedPosition | un
     value = undefined;
   }
   if (value?.v !== 1 || !Number.isSafeInteger(value.lastEntityId) || typeof value.filter !== 'object') {
-    throw invalid('checkpoint', `Checkpoint '${name}' holds a value the order sync did not write; use another checkpoint name or clear it.`);
+    throw invalidInput('checkpoint', `Checkpoint '${name}' holds a value the order sync did not write; use another checkpoint name or clear it.`);
   }
   return value as SavedPosition;
 }
@@ -77,15 +73,15 @@ const sameFilter = (a: NormalizedFilter, b: NormalizedFilter) => JSON.stringify(
  * the next, and no run delivers an order twice.
  */
 export async function syncOrders(reader: OrderReader, store: CheckpointStore, logger: Logger, options: OrderSyncOptions): Promise<OrderSyncSummary> {
-  if (typeof options !== 'object' || options === null) throw invalid('options', 'orders.sync expects { checkpoint, onOrder, ... }.');
+  if (typeof options !== 'object' || options === null) throw invalidInput('options', 'orders.sync expects { checkpoint, onOrder, ... }.');
   const { checkpoint, onOrder, onProgress, pageSize, prefetch, signal } = options;
-  if (typeof checkpoint !== 'string' || checkpoint.trim() === '') throw invalid('checkpoint', 'checkpoint must be a non-empty name under which the sync keeps its position.');
-  if (typeof onOrder !== 'function') throw invalid('onOrder', 'onOrder must be a function that receives each order.');
+  if (typeof checkpoint !== 'string' || checkpoint.trim() === '') throw invalidInput('checkpoint', 'checkpoint must be a non-empty name under which the sync keeps its position.');
+  if (typeof onOrder !== 'function') throw invalidInput('onOrder', 'onOrder must be a function that receives each order.');
   const filter = normalizeFilter({ status: options.status, createdFrom: options.createdFrom, createdTo: options.createdTo });
 
   const saved = readPosition(checkpoint, await store.get(checkpoint));
   if (saved && !sameFilter(saved.filter, filter)) {
-    throw invalid('checkpoint', `Checkpoint '${checkpoint}' belongs to a sync with filter ${JSON.stringify(saved.filter)}, not ${JSON.stringify(filter)}: resuming it would skip orders. Use another checkpoint name for this filter.`);
+    throw invalidInput('checkpoint', `Checkpoint '${checkpoint}' belongs to a sync with filter ${JSON.stringify(saved.filter)}, not ${JSON.stringify(filter)}: resuming it would skip orders. Use another checkpoint name for this filter.`);
   }
   const resumedFrom = saved?.lastEntityId || undefined;
   const started = performance.now();

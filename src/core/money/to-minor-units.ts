@@ -1,4 +1,4 @@
-import { PayError } from '../errors.js';
+import { invalidInput } from '../errors.js';
 import { CURRENCY_EXPONENTS } from './iso4217.js';
 
 /** Digits of the ISO 4217 minor unit (JPY 0, EUR 2, KWD 3, CLF 4), or undefined for an unknown code. */
@@ -12,17 +12,13 @@ export function isKnownCurrency(code: string): boolean {
   return typeof code === 'string' && /^[A-Z]{3}$/.test(code) && Object.hasOwn(CURRENCY_EXPONENTS, code);
 }
 
-function invalid(field: string, message: string): PayError {
-  return new PayError('INVALID_INPUT', message, { details: { field } });
-}
-
 function exponentOf(currency: string): number {
   const exponent = currencyExponent(currency);
   if (exponent !== undefined) return exponent;
   const hint = typeof currency === 'string' && isKnownCurrency(currency.trim().toUpperCase())
     ? `use '${currency.trim().toUpperCase()}'`
     : "use an uppercase ISO 4217 code such as 'EUR'";
-  throw invalid('currency', `currency ${JSON.stringify(currency)} is not a known ISO 4217 currency: ${hint}`);
+  throw invalidInput('currency', `currency ${JSON.stringify(currency)} is not a known ISO 4217 currency: ${hint}`);
 }
 
 const PLAIN_DECIMAL = /^([0-9]+)(?:\.([0-9]+))?$/;
@@ -30,23 +26,23 @@ const PLAIN_DECIMAL = /^([0-9]+)(?:\.([0-9]+))?$/;
 /** The amount as a plain decimal string, or a PayError saying which rule it breaks. */
 function toDecimalString(value: unknown): string {
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw invalid('amount', `amount is ${value}: pass a finite number or a decimal string`);
-    if (value < 0) throw invalid('amount', `amount ${value} is negative: only amounts of zero or more can be converted`);
+    if (!Number.isFinite(value)) throw invalidInput('amount', `amount is ${value}: pass a finite number or a decimal string`);
+    if (value < 0) throw invalidInput('amount', `amount ${value} is negative: only amounts of zero or more can be converted`);
     // String() is the shortest string that round-trips, so 19.99 gives '19.99', not 19.989999...
     const text = String(value);
-    if (/e/i.test(text)) throw invalid('amount', `amount ${text} has no plain decimal form as a number: pass it as a decimal string`);
+    if (/e/i.test(text)) throw invalidInput('amount', `amount ${text} has no plain decimal form as a number: pass it as a decimal string`);
     return text;
   }
-  if (typeof value !== 'string') throw invalid('amount', `amount must be a decimal string or a number, got ${typeof value}`);
+  if (typeof value !== 'string') throw invalidInput('amount', `amount must be a decimal string or a number, got ${typeof value}`);
   const shown = `'${value}'`;
-  if (value === '') throw invalid('amount', "amount is an empty string: pass a decimal such as '19.99'");
-  if (/\s/.test(value)) throw invalid('amount', `amount ${shown} contains whitespace: trim it before converting`);
-  if (value.startsWith('-')) throw invalid('amount', `amount ${shown} is negative: only amounts of zero or more can be converted`);
-  if (/[eE]/.test(value)) throw invalid('amount', `amount ${shown} uses exponent notation: write it as a plain decimal such as '1000'`);
+  if (value === '') throw invalidInput('amount', "amount is an empty string: pass a decimal such as '19.99'");
+  if (/\s/.test(value)) throw invalidInput('amount', `amount ${shown} contains whitespace: trim it before converting`);
+  if (value.startsWith('-')) throw invalidInput('amount', `amount ${shown} is negative: only amounts of zero or more can be converted`);
+  if (/[eE]/.test(value)) throw invalidInput('amount', `amount ${shown} uses exponent notation: write it as a plain decimal such as '1000'`);
   if (/[,_']/.test(value)) {
-    throw invalid('amount', `amount ${shown} contains a separator: use no grouping separators and '.' as the decimal point, such as '1234.56'`);
+    throw invalidInput('amount', `amount ${shown} contains a separator: use no grouping separators and '.' as the decimal point, such as '1234.56'`);
   }
-  if (!PLAIN_DECIMAL.test(value)) throw invalid('amount', `amount ${shown} is not a plain decimal: use digits with an optional '.' fraction, such as '19.99'`);
+  if (!PLAIN_DECIMAL.test(value)) throw invalidInput('amount', `amount ${shown} is not a plain decimal: use digits with an optional '.' fraction, such as '19.99'`);
   return value;
 }
 
@@ -65,11 +61,11 @@ export function toMinorUnits(value: string | number, currency: string): number {
   const significant = fraction.replace(/0+$/, '');
   if (significant.length > exponent) {
     const places = (n: number) => `${n} decimal place${n === 1 ? '' : 's'}`;
-    throw invalid('amount', `amount '${text}' has ${places(significant.length)} but ${currency} has ${exponent}: round it before converting`);
+    throw invalidInput('amount', `amount '${text}' has ${places(significant.length)} but ${currency} has ${exponent}: round it before converting`);
   }
   const minor = BigInt(whole + significant.padEnd(exponent, '0'));
   if (minor > BigInt(Number.MAX_SAFE_INTEGER)) {
-    throw invalid('amount', `amount '${text}' ${currency} is ${minor} minor units, more than a JavaScript number holds exactly (${Number.MAX_SAFE_INTEGER})`);
+    throw invalidInput('amount', `amount '${text}' ${currency} is ${minor} minor units, more than a JavaScript number holds exactly (${Number.MAX_SAFE_INTEGER})`);
   }
   return Number(minor);
 }
@@ -77,7 +73,7 @@ export function toMinorUnits(value: string | number, currency: string): number {
 /** The exact decimal string for `minor` units: 1999 EUR → '19.99', 100 JPY → '100', 1 KWD → '0.001'. For logs and tests. */
 export function fromMinorUnits(minor: number, currency: string): string {
   const exponent = exponentOf(currency);
-  if (!Number.isSafeInteger(minor)) throw invalid('minor', `minor units must be a safe integer, got ${minor}`);
+  if (!Number.isSafeInteger(minor)) throw invalidInput('minor', `minor units must be a safe integer, got ${minor}`);
   const sign = minor < 0 ? '-' : '';
   // Safe integers never print in exponent notation, so this is all digits.
   const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');

@@ -1,5 +1,5 @@
 import type { HttpPolicy, PaymentConfig } from '../config.js';
-import { PayError } from '../errors.js';
+import { PayError, invalidInput } from '../errors.js';
 import { assertOk, callUpstream, parseJsonBody } from '../http.js';
 import { isKnownCurrency } from '../money/index.js';
 import type { Logger } from '../types.js';
@@ -53,22 +53,18 @@ export async function mintWidgetToken(ctx: MintContext, input: MintInput): Promi
 }
 
 function checkMintInput(input: MintInput): MintInput {
-  if (typeof input !== 'object' || input === null) throw invalid('input', 'mintWidgetToken expects { amount, currency, orderId }.');
+  if (typeof input !== 'object' || input === null) throw invalidInput('input', 'mintWidgetToken expects { amount, currency, orderId }.');
   const { amount, currency, orderId } = input;
   if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0) {
-    throw invalid('amount', `amount must be a whole number of minor units above 0 (got ${describe(amount)}); convert a decimal total with toMinorUnits(total, currency).`);
+    throw invalidInput('amount', `amount must be a whole number of minor units above 0 (got ${describe(amount)}); convert a decimal total with toMinorUnits(total, currency).`);
   }
   if (typeof currency !== 'string' || !isKnownCurrency(currency)) {
-    throw invalid('currency', `currency must be an ISO 4217 code in upper case such as 'EUR' (got ${describe(currency)}).`);
+    throw invalidInput('currency', `currency must be an ISO 4217 code in upper case such as 'EUR' (got ${describe(currency)}).`);
   }
   if (typeof orderId !== 'string' || orderId.trim() === '') {
-    throw invalid('orderId', `orderId must be a non-empty string, the merchant's order reference (got ${describe(orderId)}).`);
+    throw invalidInput('orderId', `orderId must be a non-empty string, the merchant's order reference (got ${describe(orderId)}).`);
   }
   return { amount, currency, orderId };
-}
-
-function invalid(field: string, message: string): PayError {
-  return new PayError('INVALID_INPUT', message, { details: { field } });
 }
 
 function describe(value: unknown): string {

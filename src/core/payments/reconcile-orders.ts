@@ -1,5 +1,5 @@
 import { formatCommerceDate, type CommerceOrder, type OrderIterateOptions } from '../commerce/index.js';
-import { PayError } from '../errors.js';
+import { invalidInput } from '../errors.js';
 import { toMinorUnits } from '../money/index.js';
 import type { LedgerEntry } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
@@ -82,7 +82,6 @@ export function defaultIsPaid(order: CommerceOrder): boolean {
 }
 
 const toMs = (timestamp: string) => Date.parse(`${timestamp.replace(' ', 'T')}Z`);
-const invalid = (field: string, message: string) => new PayError('INVALID_INPUT', message, { details: { field } });
 
 function orderTotal(order: CommerceOrder): { amount: number; currency: string } | undefined {
   try {
@@ -101,13 +100,13 @@ function orderTotal(order: CommerceOrder): { amount: number; currency: string } 
  */
 export async function reconcileOrders(deps: ReconcileOrdersDeps, options: ReconcileOrdersOptions): Promise<OrderReconciliationReport> {
   if (typeof options !== 'object' || options === null || options.createdFrom === undefined || options.createdTo === undefined) {
-    throw invalid('createdFrom', 'reconcileOrders needs a window: { createdFrom, createdTo } (Dates, or YYYY-MM-DD HH:MM:SS in UTC).');
+    throw invalidInput('createdFrom', 'reconcileOrders needs a window: { createdFrom, createdTo } (Dates, or YYYY-MM-DD HH:MM:SS in UTC).');
   }
   const createdFrom = formatCommerceDate(options.createdFrom, 'createdFrom');
   const createdTo = formatCommerceDate(options.createdTo, 'createdTo');
-  if (createdFrom > createdTo) throw invalid('createdFrom', `createdFrom (${createdFrom}) is after createdTo (${createdTo}).`);
+  if (createdFrom > createdTo) throw invalidInput('createdFrom', `createdFrom (${createdFrom}) is after createdTo (${createdTo}).`);
   const lookbehindMs = options.lookbehindMs ?? DEFAULT_LOOKBEHIND_MS;
-  if (!Number.isSafeInteger(lookbehindMs) || lookbehindMs < 0) throw invalid('lookbehindMs', `lookbehindMs must be a whole number of milliseconds, 0 or more (got ${String(lookbehindMs)}).`);
+  if (!Number.isSafeInteger(lookbehindMs) || lookbehindMs < 0) throw invalidInput('lookbehindMs', `lookbehindMs must be a whole number of milliseconds, 0 or more (got ${String(lookbehindMs)}).`);
   const isPaid = options.isPaid ?? defaultIsPaid;
   const fromMs = toMs(createdFrom);
   const toMsInclusive = toMs(createdTo) + 999;

@@ -1,4 +1,4 @@
-import { PayError, toPayError } from '../errors.js';
+import { invalidInput, toPayError } from '../errors.js';
 import type { LedgerEntry } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { Ledger } from './ledger.js';
@@ -43,10 +43,6 @@ export interface SweepDeps {
   logger: Logger;
 }
 
-function invalid(field: string, message: string): PayError {
-  return new PayError('INVALID_INPUT', message, { details: { field } });
-}
-
 /**
  * Polls every ledger entry that is not terminal, `concurrency` at a time, and reports what changed.
  * One payment failing (an id the service does not know, a refusal) is reported and does not stop the
@@ -55,8 +51,8 @@ function invalid(field: string, message: string): PayError {
 export async function reconcilePending(deps: SweepDeps, options: ReconcilePendingOptions = {}): Promise<SweepReport> {
   const olderThan = options.olderThan ?? 0;
   const concurrency = options.concurrency ?? 4;
-  if (!Number.isFinite(olderThan) || olderThan < 0) throw invalid('olderThan', `olderThan must be a number of milliseconds, 0 or more (got ${String(olderThan)}).`);
-  if (!Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > 64) throw invalid('concurrency', `concurrency must be an integer from 1 to 64 (got ${String(concurrency)}).`);
+  if (!Number.isFinite(olderThan) || olderThan < 0) throw invalidInput('olderThan', `olderThan must be a number of milliseconds, 0 or more (got ${String(olderThan)}).`);
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > 64) throw invalidInput('concurrency', `concurrency must be an integer from 1 to 64 (got ${String(concurrency)}).`);
 
   const report: SweepReport = { checked: 0, changed: [], unresolved: [], errors: [] };
   const entries = deps.ledger.list({ outcome: 'unresolved', firstSeenTo: deps.now() - olderThan })[Symbol.asyncIterator]();

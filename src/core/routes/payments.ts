@@ -1,20 +1,15 @@
 import { PayError } from '../errors.js';
 import type { ReconcileOptions, ReconcileResult } from '../payments/reconcile.js';
 import { checkPaymentId } from '../payments/status.js';
-import { readJsonBody } from '../request-body.js';
 import type { Route } from '../router.js';
 import type { LedgerEntry } from '../stores/ledger-store.js';
-import type { PayResponse } from '../types.js';
-import { NO_STORE, runAuthorize, type Authorize, type HookRequest } from './widget-token.js';
+import { jsonResponse as json } from '../json-response.js';
+import { authorizedRequest, type Authorize } from './widget-token.js';
 
 export interface PaymentRoutesDeps {
   authorize: Authorize | undefined;
   reconcile: (paymentId: string, options: ReconcileOptions) => Promise<ReconcileResult>;
   lookup: (paymentId: string) => Promise<LedgerEntry | undefined>;
-}
-
-function json(status: number, body: unknown): PayResponse {
-  return { status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': NO_STORE }, body: JSON.stringify(body) };
 }
 
 /** The optional money facts, in the routes' snake_case. */
@@ -44,8 +39,7 @@ export function reconcileRoute(deps: PaymentRoutesDeps): Route {
     method: 'POST',
     path: '/payments/:paymentId/reconcile',
     async handler(request, params) {
-      const hookRequest: HookRequest = { ...request, body: readJsonBody(request) };
-      await runAuthorize(deps.authorize, hookRequest);
+      const hookRequest = await authorizedRequest(deps.authorize, request);
       const paymentId = checkPaymentId(params.paymentId);
       const result = await deps.reconcile(paymentId, { clientToken: clientTokenOf(hookRequest.body) });
       return json(200, { payment_id: result.paymentId, status: result.status, outcome: result.outcome, source: result.source, ...facts(result) });
@@ -63,7 +57,7 @@ export function paymentRoute(deps: PaymentRoutesDeps): Route {
     method: 'GET',
     path: '/payments/:paymentId',
     async handler(request, params) {
-      await runAuthorize(deps.authorize, { ...request, body: readJsonBody(request) });
+      await authorizedRequest(deps.authorize, request);
       const paymentId = checkPaymentId(params.paymentId);
       const entry = await deps.lookup(paymentId);
       if (!entry) {

@@ -1,6 +1,7 @@
 import { PayError } from '../errors.js';
 import type { MintInput } from '../payments/mint.js';
 import type { WidgetToken } from '../payments/widget-token.js';
+import { jsonResponse } from '../json-response.js';
 import { readJsonBody } from '../request-body.js';
 import type { Route } from '../router.js';
 import type { PayRequest } from '../types.js';
@@ -18,33 +19,28 @@ export interface WidgetTokenRouteDeps {
   mint: (input: MintInput) => Promise<WidgetToken>;
 }
 
-export const NO_STORE = 'no-store';
-
 /** `POST /widget-token`: the server decides the amount (resolveCheckout), never the browser. */
 export function widgetTokenRoute(deps: WidgetTokenRouteDeps): Route {
   return {
     method: 'POST',
     path: '/widget-token',
     async handler(request) {
-      const hookRequest: HookRequest = { ...request, body: readJsonBody(request) };
-      await runAuthorize(deps.authorize, hookRequest);
+      const hookRequest = await authorizedRequest(deps.authorize, request);
       if (!deps.resolveCheckout) {
         throw new PayError('CHECKOUT_UNRESOLVED', 'POST /widget-token needs to know what the shopper owes: pass createPay({ resolveCheckout: (request) => ({ amount, currency, orderId }) }), reading the amount from your own records, never from the browser; or configure the commerce platform (COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD) and send { order_id }.');
       }
       const checkout = await deps.resolveCheckout(hookRequest);
       const token = await deps.mint(checkout);
-      return {
-        status: 200,
-        headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': NO_STORE },
-        body: JSON.stringify({ widget_token: token.widgetToken, expires_at: token.expiresAt.toISOString() }),
-      };
+      return jsonResponse(200, { widget_token: token.widgetToken, expires_at: token.expiresAt.toISOString() });
     },
   };
 }
 
-export async function runAuthorize(authorize: Authorize | undefined, request: HookRequest): Promise<void> {
-  if (!authorize) return;
-  if ((await authorize(request)) === false) {
+/** The request with its JSON body, once the authorize hook (if any) let it through; else UNAUTHORIZED. */
+export async function authorizedRequest(authorize: Authorize | undefined, request: PayRequest): Promise<HookRequest> {
+  const hookRequest: HookRequest = { ...request, body: readJsonBody(request) };
+  if (authorize && (await authorize(hookRequest)) === false) {
     throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request.');
   }
+  return hookRequest;
 }

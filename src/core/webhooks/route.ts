@@ -1,4 +1,5 @@
 import { PayError, toPayError } from '../errors.js';
+import { jsonResponse } from '../json-response.js';
 import { getHeader } from '../headers.js';
 import type { Route } from '../router.js';
 import type { Logger, PayResponse } from '../types.js';
@@ -14,7 +15,8 @@ export interface WebhookRouteDeps {
   logger: Logger;
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
+const RECEIVED = { received: true };
+const DUPLICATE = { received: true, duplicate: true };
 const STORE_RETRY_AFTER_SECONDS = '5';
 
 /**
@@ -57,7 +59,7 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
         return response;
       }
       logger.debug({ eventId, outcome }, 'webhook received');
-      return { status: 200, headers: { ...JSON_HEADERS }, body: outcome === 'duplicate' ? '{"received":true,"duplicate":true}' : '{"received":true}' };
+      return jsonResponse(200, outcome === 'duplicate' ? DUPLICATE : RECEIVED);
     },
   };
 }
