@@ -51,3 +51,9 @@ export function write(stream: Writable, text: string): Promise<void> {
     stream.write(text, (error) => (error ? reject(error) : resolve()));
   });
 }
+
+/** `--help` on any command: its help text on stdout, exit 0. */
+export async function printHelp(io: CliIo, command: Pick<Command, 'help'>): Promise<number> {
+  await write(io.stdout, `${command.help}\n`);
+  return EXIT.ok;
+}

@@ -7,7 +7,7 @@ import { MemoryCheckpointStore, type CheckpointStore } from '../../core/stores/c
 import { silentLogger } from '../../core/logger.js';
 import { parseCliDate } from '../dates.js';
 import { FileCheckpointStore } from '../file-checkpoint-store.js';
-import { EXIT, parse, UsageError, write, type CliIo, type Command } from '../io.js';
+import { EXIT, parse, UsageError, write, type CliIo, type Command, printHelp } from '../io.js';
 import { ProgressBar } from '../progress.js';
 
 const ENVIRONMENT = `Environment:
@@ -40,10 +40,7 @@ Exit code 1 when the order does not exist or the platform cannot be read.
 ${ENVIRONMENT}`,
   async run(args, io, path) {
     const { values, positionals } = parse(path, args, {}, true);
-    if (values.help) {
-      await write(io.stdout, `${this.help}\n`);
-      return EXIT.ok;
-    }
+    if (values.help) return printHelp(io, this);
     if (positionals.length !== 1 || !/^\d+$/.test(positionals[0]!)) throw new UsageError('expected one order entity_id (a positive integer).', path);
     const order = await ordersFromEnv(io).get(positionals[0]!);
     await write(io.stdout, `${JSON.stringify(order, null, 2)}\n`);
@@ -101,10 +98,7 @@ ${ENVIRONMENT}`,
       out: { type: 'string' },
       'page-size': { type: 'string' },
     });
-    if (values.help) {
-      await write(io.stdout, `${this.help}\n`);
-      return EXIT.ok;
-    }
+    if (values.help) return printHelp(io, this);
     const pageSize = values['page-size'] === undefined ? undefined : Number(values['page-size']);
     if (pageSize !== undefined && (!Number.isSafeInteger(pageSize) || pageSize < 1)) throw new UsageError('--page-size must be a positive integer.', path);
     const status = values.status?.length === 1 ? values.status[0] : values.status;

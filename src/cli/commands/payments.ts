@@ -2,7 +2,7 @@ import { fromMinorUnits } from '../../core/money/index.js';
 import { createPay } from '../../core/pay.js';
 import type { ReconcileResult } from '../../core/payments/reconcile.js';
 import { silentLogger } from '../../core/logger.js';
-import { EXIT, parse, UsageError, write, type Command } from '../io.js';
+import { EXIT, parse, UsageError, write, type Command, printHelp } from '../io.js';
 import { formatPairs } from '../table.js';
 
 export const PAYMENT_ENVIRONMENT = `Environment:
@@ -56,10 +56,7 @@ credentials), 2 bad usage.
 ${PAYMENT_ENVIRONMENT}`,
   async run(args, io, path) {
     const { values, positionals } = parse(path, args, { budget: { type: 'string' }, json: { type: 'boolean' } }, true);
-    if (values.help) {
-      await write(io.stdout, `${this.help}\n`);
-      return EXIT.ok;
-    }
+    if (values.help) return printHelp(io, this);
     if (positionals.length !== 1) throw new UsageError('expected one payment_id.', path);
     const budgetMs = values.budget === undefined ? undefined : Number(values.budget);
     if (budgetMs !== undefined && (!Number.isSafeInteger(budgetMs) || budgetMs < 0)) throw new UsageError('--budget must be a whole number of milliseconds, 0 or more.', path);

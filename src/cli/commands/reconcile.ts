@@ -1,7 +1,7 @@
 import { createPay } from '../../core/pay.js';
 import type { OrderFinding, OrderReconciliationReport } from '../../core/payments/reconcile-orders.js';
 import { parseCliDate } from '../dates.js';
-import { EXIT, parse, UsageError, write, type Command } from '../io.js';
+import { EXIT, parse, UsageError, write, type Command, printHelp } from '../io.js';
 import { formatTable } from '../table.js';
 import { silentLogger } from '../../core/logger.js';
 import { sharedStores } from '../shared-stores.js';
@@ -57,10 +57,7 @@ Exit codes: 0 no disagreement, 3 disagreements found, 1 failed, 2 bad usage.
 Environment: COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD (see 'paywidget orders --help'), REDIS_URL.`,
   async run(args, io, path) {
     const { values } = parse(path, args, { from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' }, 'lookbehind-hours': { type: 'string' } });
-    if (values.help) {
-      await write(io.stdout, `${this.help}\n`);
-      return EXIT.ok;
-    }
+    if (values.help) return printHelp(io, this);
     if (values.from === undefined || values.to === undefined) throw new UsageError('--from and --to are both required.', path);
     const createdFrom = parseCliDate(values.from, 'from', path);
     const createdTo = parseCliDate(values.to, 'to', path);

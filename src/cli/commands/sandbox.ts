@@ -1,6 +1,6 @@
 import { startSandbox } from '../../sandbox/index.js';
 import type { Sandbox } from '../../sandbox/index.js';
-import { EXIT, parse, UsageError, write, type CliIo, type Command } from '../io.js';
+import { EXIT, parse, UsageError, write, type CliIo, type Command, printHelp } from '../io.js';
 import { formatPairs } from '../table.js';
 
 /** The port the document's mobile development runs point `baseUrl` at. */
@@ -96,10 +96,7 @@ Exit codes: 0 stopped with Ctrl-C, 1 could not start (a port in use), 2 bad usag
       'commerce-port': { type: 'string' },
       orders: { type: 'string' },
     });
-    if (values.help) {
-      await write(io.stdout, `${this.help}\n`);
-      return EXIT.ok;
-    }
+    if (values.help) return printHelp(io, this);
     const port = portOption(path, 'port', values.port, DEFAULT_SANDBOX_PORT);
     const widgetPort = portOption(path, 'widget-port', values['widget-port'], 0);
     const commercePort = portOption(path, 'commerce-port', values['commerce-port'], 0);

@@ -4,7 +4,7 @@
  * currency), so 300,000 orders cost a few typed arrays, not hundreds of megabytes.
  */
 
-export type Order = Record<string, unknown> & { entity_id: number };
+import type { SandboxOrder } from './types.js';
 
 /** mulberry32 over a hash of (seed, id, stream): a small, fast, well-spread PRNG. */
 export function prng(seed: number, id: number, stream = 0): () => number {
@@ -49,7 +49,7 @@ export interface OrderFacts {
   currencyIndex: number;
 }
 
-export function generateOrder(seed: number, facts: OrderFacts): Order {
+export function generateOrder(seed: number, facts: OrderFacts): SandboxOrder {
   const { id, created } = facts;
   const r = prng(seed, id, 1);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(r() * list.length)]!;

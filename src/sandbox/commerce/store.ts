@@ -1,5 +1,6 @@
 import { matcher, type Criteria, type Filter } from './criteria.js';
-import { CURRENCIES, generateOrder, prng, STATES, type Order, type OrderFacts } from './generate.js';
+import { CURRENCIES, generateOrder, prng, STATES, type OrderFacts } from './generate.js';
+import type { SandboxOrder as Order } from './types.js';
 import { MagentoError, MESSAGES } from './magento.js';
 
 export interface OrderStoreOptions {

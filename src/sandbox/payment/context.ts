@@ -2,7 +2,6 @@ import type { FaultSet } from './faults.js';
 import type { PaymentStore } from './payments.js';
 import type { ShopperStore } from './cards.js';
 import type { TokenStore } from './tokens.js';
-import type { WebhookSender } from './webhooks.js';
 
 /** Everything the route handlers share. */
 export interface SandboxContext {
@@ -13,7 +12,6 @@ export interface SandboxContext {
   readonly tokens: TokenStore;
   readonly shoppers: ShopperStore;
   readonly payments: PaymentStore;
-  readonly webhooks: WebhookSender;
   readonly faults: FaultSet;
   /** `http://127.0.0.1:<port>`, known once listening. */
   baseUrl(): string;

@@ -14,6 +14,7 @@ import { PaymentStore } from './payments.js';
 import { TokenStore } from './tokens.js';
 import type { Sandbox, SandboxOptions } from './types.js';
 import { WebhookSender } from './webhooks.js';
+import { redacted } from '../../core/secret.js';
 
 function nonNegative(name: string, value: number): number {
   if (typeof value !== 'number' || Number.isNaN(value) || value < 0) throw new TypeError(`${name} must be a non-negative number`);
@@ -51,7 +52,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     tokens: new TokenStore(now),
     shoppers: new ShopperStore(now()),
     payments,
-    webhooks,
     faults,
     baseUrl: () => baseUrl,
   };
@@ -115,7 +115,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
   };
   // The API key, signing secret and admin password stay out of logs and JSON.
-  const visible = () => ({ paymentUrl: baseUrl, merchantId, apiKey: '[redacted]', webhookSecret: '[redacted]', commerceUrl: commerce.url, commerceUsername: commerce.username, commercePassword: '[redacted]', widgetUrl: widget.url });
+  const visible = () => ({ paymentUrl: baseUrl, merchantId, apiKey: redacted, webhookSecret: redacted, commerceUrl: commerce.url, commerceUsername: commerce.username, commercePassword: redacted, widgetUrl: widget.url });
   Object.defineProperties(sandbox, {
     toJSON: { value: visible, enumerable: false },
     [inspect.custom]: { value: () => `Sandbox ${inspect(visible())}`, enumerable: false },

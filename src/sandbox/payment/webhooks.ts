@@ -1,6 +1,6 @@
 import { request, type ClientRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { computeSignature } from '../../core/webhooks/signature.js';
+import { signWebhook } from '../../testing/index.js';
 import type { SandboxPayment, WebhookDelivery, WebhookEvent } from './types.js';
 
 export interface WebhookSenderOptions {
@@ -84,14 +84,9 @@ export class WebhookSender {
   private async deliver(event: WebhookEvent, body: string, copy: number, url: URL): Promise<void> {
     const { attempts, baseDelayMs } = this.options;
     for (let attempt = 1; attempt <= attempts && !this.closed; attempt++) {
-      const timestamp = String(Math.floor(this.options.now() / 1000));
-      const signature = computeSignature(this.options.secret, timestamp, body);
-      const outcome = await this.post(url, body, {
-        'content-type': 'application/json',
-        'x-pay-signature': signature,
-        'x-pay-timestamp': timestamp,
-        'x-pay-event-id': event.id,
-      });
+      // Signed by the same helper merchants use in their tests, re-signed at every attempt.
+      const { headers } = signWebhook({ payload: body, secret: this.options.secret, timestamp: Math.floor(this.options.now() / 1000), eventId: event.id });
+      const outcome = await this.post(url, body, headers);
       const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
       this.delivered.push({
         eventId: event.id,
@@ -103,8 +98,8 @@ export class WebhookSender {
         status: outcome.status,
         ok,
         ...(outcome.error === undefined ? {} : { error: outcome.error }),
-        timestamp,
-        signature,
+        timestamp: headers['x-pay-timestamp'],
+        signature: headers['x-pay-signature'],
         body,
       });
       if (ok) return;

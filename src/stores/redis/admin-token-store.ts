@@ -1,8 +1,7 @@
 import type { AdminTokenStore } from '../../core/stores/admin-token-store.js';
-import { asString, type RedisCommands } from './client.js';
+import { asString, ms, type RedisCommands } from './client.js';
 import { RELEASE } from './scripts.js';
 
-const ms = (value: number) => String(Math.max(1, Math.ceil(value)));
 
 /**
  * The commerce admin token in Redis (`<prefix>admin-token:<key>`, `SET … PX ttl`), shared by every

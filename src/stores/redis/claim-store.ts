@@ -1,8 +1,7 @@
 import { DONE, type ClaimResult, type ClaimStore } from '../../core/stores/claim-store.js';
-import type { RedisCommands } from './client.js';
+import { ms, type RedisCommands } from './client.js';
 import { CLAIM, COMPLETE, RELEASE } from './scripts.js';
 
-const ms = (value: number) => String(Math.max(1, Math.ceil(value)));
 
 /**
  * Claims in Redis, one key per claim (`<prefix>claim:<key>`): `SET key token NX PX lease` takes it;
