@@ -1,5 +1,4 @@
 import type { CommerceConfig, HttpPolicy } from '../config.js';
-import { PayError } from '../errors.js';
 import { callUpstream, type UpstreamResponse } from '../http.js';
 import type { Logger } from '../types.js';
 import { CommerceError, describeMagentoError, readMagentoError } from './errors.js';
@@ -12,7 +11,6 @@ export interface CommerceClientDeps {
   tokens: AdminTokens;
 }
 
-const textDecoder = new TextDecoder();
 
 /**
  * Authenticated reads of the Order Retrieval API. GET by default (stock Magento serves reads only on
@@ -46,20 +44,6 @@ export class CommerceClient {
     throw new CommerceError('COMMERCE_AUTH_FAILED', `The commerce platform refused a fresh admin token for ${this.path(endpoint)}${body ? `: ${describeMagentoError(body)}` : ''}. The admin user may lack the Magento_Sales::sales permission.`, { upstreamStatus: 401, body });
   }
 
-  /** The JSON of a 2xx response, or UPSTREAM_INVALID_RESPONSE. */
-  json(response: UpstreamResponse, what: string): unknown {
-    return this.parse(textDecoder.decode(response.body), response.headers.get('content-type'), what);
-  }
-
-  /** A body's text as JSON, or UPSTREAM_INVALID_RESPONSE saying what came instead. */
-  parse(text: string, contentType: string | null, what: string): unknown {
-    try {
-      return JSON.parse(text);
-    } catch (error) {
-      throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered ${what} with a body that is not JSON (${contentType ?? 'no content-type'}, ${text.length} characters).`, { cause: error, details: { service: 'commerce' } });
-    }
-  }
-
   #send(endpoint: string, query: URLSearchParams | undefined, token: string, signal: AbortSignal | undefined): Promise<UpstreamResponse> {
     const { config, http, logger } = this.#deps;
     const search = query && query.size > 0 ? `?${query.toString()}` : '';
@@ -72,3 +56,4 @@ export class CommerceClient {
     }, http, logger);
   }
 }
+

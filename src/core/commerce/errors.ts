@@ -1,6 +1,8 @@
 import { PayError, type PayErrorCode } from '../errors.js';
 import type { UpstreamResponse } from '../http.js';
 
+const textDecoder = new TextDecoder();
+
 /**
  * A Magento error body: `{"message": "Maximum SearchCriteria pageSize is %1", "parameters": [300]}`.
  * Parameters are positional (`%1`, an array) or named (`%fieldName`, an object); input errors add an
@@ -28,7 +30,7 @@ export function formatMagentoMessage(message: string, parameters?: unknown): str
 /** The Magento error body of a response, when it has one. */
 export function readMagentoError(response: UpstreamResponse): MagentoErrorBody | undefined {
   try {
-    const body: unknown = JSON.parse(new TextDecoder().decode(response.body));
+    const body: unknown = JSON.parse(textDecoder.decode(response.body));
     if (typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string') return body as MagentoErrorBody;
   } catch {
     // not JSON: no Magento body
@@ -95,4 +97,15 @@ export function commerceFailure(what: string, response: UpstreamResponse): Comme
     body,
     details: maxPageSize !== undefined ? { maxPageSize } : undefined,
   });
+}
+
+/** The JSON of a commerce answer, or UPSTREAM_INVALID_RESPONSE saying what came instead. */
+export function commerceJson(response: UpstreamResponse, what: string): unknown {
+  const text = textDecoder.decode(response.body);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const type = response.headers.get('content-type') ?? 'no content-type';
+    throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered ${what} with a body that is not JSON (${type}, ${text.length} characters).`, { cause: error, details: { service: 'commerce' } });
+  }
 }

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { PayError } from '../errors.js';
 import type { Logger } from '../types.js';
 import type { CommerceClient } from './client.js';
-import { CommerceError, commerceFailure, describeMagentoError, readMagentoError } from './errors.js';
+import { CommerceError, commerceFailure, commerceJson, describeMagentoError, readMagentoError } from './errors.js';
 import { orderSchema, orderSearchResultSchema, type CommerceOrder, type CommerceSearchResult } from './schemas.js';
 import type { UpstreamResponse } from '../http.js';
 import { orderPages, DEFAULT_PAGE_SIZE, type OrderPage, type PageOptions } from './pages.js';
@@ -62,7 +62,7 @@ export class OrderReader {
       if (body) throw new CommerceError('ORDER_NOT_FOUND', `Order ${id} was not found on the commerce platform (${describeMagentoError(body)}).`, { upstreamStatus: 404, body, details: { entityId: id } });
     }
     if (!response.ok) throw commerceFailure(`the read of order ${id}`, response);
-    const parsed = orderSchema.safeParse(this.client.json(response, `the read of order ${id}`));
+    const parsed = orderSchema.safeParse(commerceJson(response, `the read of order ${id}`));
     if (!parsed.success) throw invalidResponse(`order ${id}`, parsed.error);
     return parsed.data as CommerceOrder;
   }
@@ -84,7 +84,7 @@ export class OrderReader {
 
   /** Parses, validates and checks the echo of a search answer. */
   decodeSearch(request: SearchRequest, response: UpstreamResponse): CommerceSearchResult {
-    const parsed = orderSearchResultSchema.safeParse(this.client.json(response, 'an order search'));
+    const parsed = orderSearchResultSchema.safeParse(commerceJson(response, 'an order search'));
     if (!parsed.success) throw invalidResponse('order search result', parsed.error);
     const mismatch = echoMismatch(request, parsed.data.search_criteria);
     if (mismatch) {

@@ -4,7 +4,7 @@ import { callUpstream } from '../http.js';
 import { Secret } from '../secret.js';
 import type { AdminTokenStore } from '../stores/admin-token-store.js';
 import type { Logger } from '../types.js';
-import { CommerceError, commerceFailure, describeMagentoError, readMagentoError, type MagentoErrorBody } from './errors.js';
+import { CommerceError, commerceFailure, commerceJson, describeMagentoError, readMagentoError, type MagentoErrorBody } from './errors.js';
 
 export interface AdminTokenDeps {
   config: CommerceConfig;
@@ -158,12 +158,7 @@ export class AdminTokens {
       throw commerceFailure('the admin token request', response);
     }
 
-    let token: unknown;
-    try {
-      token = JSON.parse(new TextDecoder().decode(response.body));
-    } catch (error) {
-      throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered the admin token request with a body that is not JSON (${response.headers.get('content-type') ?? 'no content-type'}).`, { cause: error, details: { service: 'commerce' } });
-    }
+    const token = commerceJson(response, 'the admin token request');
     if (typeof token !== 'string' || token.trim() === '') {
       throw new PayError('UPSTREAM_INVALID_RESPONSE', 'The commerce platform answered the admin token request without a token (expected a JSON string).', { details: { service: 'commerce' } });
     }
