@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Router } from '../shared/router.js';
 import { SandboxServer } from '../shared/server.js';
-import { FaultSet, faultResponse } from '../payment/faults.js';
+import { FaultSet, faultResponse, serveFault } from '../payment/faults.js';
 import type { FaultRule } from '../payment/types.js';
 import { addCommerceRoutes, noRoute, type CommerceContext } from './api.js';
 import { AdminAuth } from './auth.js';
@@ -67,14 +67,7 @@ export async function startCommerce(options: CommerceSandboxOptions, now: () => 
     concurrency.now += 1;
     concurrency.max = Math.max(concurrency.max, concurrency.now);
     res.once('close', () => void (concurrency.now -= 1));
-    const rule = faults.take(method, path);
-    if (!rule) return false;
-    if (rule.latencyMs) await server.wait(rule.latencyMs);
-    if (server.closed || rule.hang) return true;
-    const answer = injected(rule);
-    if (!answer) return false;
-    if (!res.headersSent && !res.destroyed) res.writeHead(answer.status, answer.headers).end(answer.body);
-    return true;
+    return serveFault(server, faults, method, path, res, injected);
   }, noRoute);
   const url = await server.listen(options.port ?? 0);
 

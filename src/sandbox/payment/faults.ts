@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { compilePath, matchPath, type PathPattern } from '../shared/router.js';
+import type { ServerResponse } from 'node:http';
+import type { SandboxServer } from '../shared/server.js';
 import type { ActiveFault, FaultInjector, FaultRule } from './types.js';
 
 interface StoredFault {
@@ -121,4 +123,21 @@ export function faultResponse(rule: FaultRule): { status: number; headers: Recor
   const status = rule.status ?? 500;
   const body = rule.body ?? JSON.stringify({ error: { code: 'injected_fault', message: `Fault injected by the sandbox (HTTP ${status}).` } });
   return { status, headers: { ...(hasType ? {} : { 'content-type': guessContentType(body) }), ...custom }, body };
+}
+
+type Answer = { status: number; headers: Record<string, string>; body: string } | undefined;
+
+/**
+ * The fault step both fake services run before routing: take the matching rule, wait its latency,
+ * hang, or answer for the handler. True when the request was dealt with here.
+ */
+export async function serveFault(server: SandboxServer, faults: FaultSet, method: string, path: string, res: ServerResponse, respond: (rule: FaultRule) => Answer = faultResponse): Promise<boolean> {
+  const rule = faults.take(method, path);
+  if (!rule) return false;
+  if (rule.latencyMs) await server.wait(rule.latencyMs);
+  if (server.closed || rule.hang) return true; // a hanging request is dropped by close()
+  const answer = respond(rule);
+  if (!answer) return false;
+  if (!res.headersSent && !res.destroyed) res.writeHead(answer.status, answer.headers).end(answer.body);
+  return true;
 }

@@ -9,7 +9,7 @@ import { ShopperStore, TEST_CARDS, TEST_SHOPPER_EMAIL } from './cards.js';
 import type { SandboxContext } from './context.js';
 import { addControlRoutes, createTestPayment } from './control.js';
 import { applyCors } from './cors.js';
-import { FaultSet, faultResponse } from './faults.js';
+import { FaultSet, serveFault } from './faults.js';
 import { PaymentStore } from './payments.js';
 import { TokenStore } from './tokens.js';
 import type { Sandbox, SandboxOptions } from './types.js';
@@ -62,14 +62,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   let widgetOrigin = '';
   const server: SandboxServer = new SandboxServer(router, async (method, path, res) => {
     if (applyCors(widgetOrigin, method, path, res)) return true; // the widget frame's preflight
-    const rule = faults.take(method, path);
-    if (!rule) return false;
-    if (rule.latencyMs) await server.wait(rule.latencyMs);
-    if (server.closed || rule.hang) return true; // a hanging request is dropped by close()
-    const injected = faultResponse(rule);
-    if (!injected) return false;
-    if (!res.headersSent && !res.destroyed) res.writeHead(injected.status, injected.headers).end(injected.body);
-    return true;
+    return serveFault(server, faults, method, path, res);
   });
   baseUrl = await server.listen(options.port ?? 0);
   const commerce = await startCommerce(options.commerce ?? {}, now).catch(async (error: unknown) => {
