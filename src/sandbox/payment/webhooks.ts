@@ -2,6 +2,7 @@ import { request, type ClientRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { signWebhook } from '../../testing/index.js';
 import type { SandboxPayment, WebhookDelivery, WebhookEvent } from './types.js';
+import { Sleeper } from '../shared/sleeper.js';
 
 export interface WebhookSenderOptions {
   secret: string;
@@ -26,7 +27,7 @@ export class WebhookSender {
   private url: URL | undefined;
   private closed = false;
   private readonly pending = new Set<Promise<void>>();
-  private readonly sleeps = new Map<NodeJS.Timeout, () => void>();
+  private readonly sleeper = new Sleeper();
   private readonly requests = new Set<ClientRequest>();
 
   constructor(private readonly options: WebhookSenderOptions) {
@@ -68,11 +69,7 @@ export class WebhookSender {
 
   close(): void {
     this.closed = true;
-    for (const [timer, wake] of this.sleeps) {
-      clearTimeout(timer);
-      wake();
-    }
-    this.sleeps.clear();
+    this.sleeper.wakeAll();
     for (const req of this.requests) req.destroy(new Error('sandbox closed'));
   }
 
@@ -103,19 +100,8 @@ export class WebhookSender {
         body,
       });
       if (ok) return;
-      if (attempt < attempts) await this.sleep(baseDelayMs * 2 ** (attempt - 1));
+      if (attempt < attempts) await this.sleeper.sleep(baseDelayMs * 2 ** (attempt - 1));
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.sleeps.delete(timer);
-        resolve();
-      }, ms);
-      this.sleeps.set(timer, resolve);
-    });
   }
 
   private post(url: URL, body: string, headers: Record<string, string>): Promise<{ status: number | null; error?: string }> {

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ApiError, errorBody, readBody, type Reply } from './http.js';
 import type { Router } from './router.js';
+import { Sleeper } from './sleeper.js';
 
 /** What a fault hook may do with a request before routing: nothing, or answer it itself (true). */
 export type BeforeRoute = (method: string, path: string, res: ServerResponse) => Promise<boolean>;
@@ -27,7 +28,7 @@ export function errorReply(status: number, code: string, message: string, header
 /** A `node:http` server on 127.0.0.1 that routes JSON requests and can be closed without waiting on anyone. */
 export class SandboxServer {
   private readonly server: Server;
-  private readonly timers = new Map<NodeJS.Timeout, () => void>();
+  private readonly sleeper = new Sleeper();
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -60,23 +61,12 @@ export class SandboxServer {
 
   /** Waits `ms` unless the server closes first. */
   wait(ms: number): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        resolve();
-      }, ms);
-      this.timers.set(timer, resolve);
-    });
+    return this.sleeper.sleep(ms);
   }
 
   close(): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
-      for (const [timer, wake] of this.timers) {
-        clearTimeout(timer);
-        wake();
-      }
-      this.timers.clear();
+      this.sleeper.wakeAll();
       this.server.close(() => resolve());
       // Drops idle keep-alive sockets and requests that were told to hang.
       this.server.closeAllConnections();
