@@ -117,13 +117,16 @@ export function assertOk(service: string, response: UpstreamResponse): void {
   throw new UpstreamError(service, response.status, response.headers.get('content-type') ?? undefined, response.body);
 }
 
-/** Parses a JSON body, or throws UPSTREAM_INVALID_RESPONSE saying what came back instead. */
-export function parseJsonBody(service: string, response: UpstreamResponse): unknown {
+/**
+ * Parses a JSON body, or throws UPSTREAM_INVALID_RESPONSE saying what came back instead.
+ * `what` names the call for people, e.g. 'an order search'.
+ */
+export function parseJsonBody(service: string, response: UpstreamResponse, what = `HTTP ${response.status}`): unknown {
   const text = textDecoder.decode(response.body);
   try {
     return JSON.parse(text);
   } catch (error) {
     const type = response.headers.get('content-type') ?? 'no content-type';
-    throw new PayError('UPSTREAM_INVALID_RESPONSE', `The ${service} service answered ${response.status} with a body that is not JSON (${type}, ${response.body.length} bytes).`, { cause: error });
+    throw new PayError('UPSTREAM_INVALID_RESPONSE', `The ${service} service answered ${what} with a body that is not JSON (${type}, ${response.body.length} bytes).`, { cause: error, details: { service } });
   }
 }

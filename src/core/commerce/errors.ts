@@ -1,5 +1,5 @@
 import { PayError, type PayErrorCode } from '../errors.js';
-import type { UpstreamResponse } from '../http.js';
+import { parseJsonBody, type UpstreamResponse } from '../http.js';
 
 const textDecoder = new TextDecoder();
 
@@ -101,11 +101,5 @@ export function commerceFailure(what: string, response: UpstreamResponse): Comme
 
 /** The JSON of a commerce answer, or UPSTREAM_INVALID_RESPONSE saying what came instead. */
 export function commerceJson(response: UpstreamResponse, what: string): unknown {
-  const text = textDecoder.decode(response.body);
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    const type = response.headers.get('content-type') ?? 'no content-type';
-    throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered ${what} with a body that is not JSON (${type}, ${text.length} characters).`, { cause: error, details: { service: 'commerce' } });
-  }
+  return parseJsonBody('commerce', response, what);
 }
