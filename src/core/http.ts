@@ -1,6 +1,9 @@
 import type { HttpPolicy } from './config.js';
 import { PayError, UpstreamError } from './errors.js';
+import { selectTransport, type UpstreamResponse } from './transport/index.js';
 import type { Logger } from './types.js';
+
+export type { UpstreamResponse } from './transport/index.js';
 
 export interface UpstreamCall {
   /** Names the service in errors and logs: 'payment' or 'commerce'. */
@@ -14,14 +17,8 @@ export interface UpstreamCall {
   signal?: AbortSignal;
 }
 
-export interface UpstreamResponse {
-  status: number;
-  ok: boolean;
-  headers: Headers;
-  body: Uint8Array;
-}
-
 const textDecoder = new TextDecoder();
+const transport = selectTransport();
 
 /**
  * One HTTP layer for every upstream call: a time-out per attempt that covers the body, a total
@@ -60,13 +57,10 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
   }
 }
 
-async function attemptOnce(call: UpstreamCall, timeoutMs: number): Promise<UpstreamResponse> {
+/** One attempt; its time-out covers the body too, so a body that trickles or hangs times out. */
+function attemptOnce(call: UpstreamCall, timeoutMs: number): Promise<UpstreamResponse> {
   const timeout = AbortSignal.timeout(Math.max(1, timeoutMs));
-  const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
-  const res = await fetch(call.url, { method: call.method, headers: call.headers, body: call.body, signal, redirect: 'manual' });
-  // Reading the body under the same signal makes the time-out cover a body that trickles or hangs.
-  const body = new Uint8Array(await res.arrayBuffer());
-  return { status: res.status, ok: res.ok, headers: res.headers, body };
+  return transport(call, call.signal ? AbortSignal.any([call.signal, timeout]) : timeout);
 }
 
 function isRetryableStatus(status: number): boolean {
@@ -79,8 +73,10 @@ function toTransportError(error: unknown, call: UpstreamCall, where: string, att
     return new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not answer within ${attemptTimeoutMs} ms. Raise http.attemptTimeoutMs if the service is slow.`, { cause: error });
   }
   if (call.signal?.aborted) return new PayError('UPSTREAM_UNREACHABLE', `${call.service} ${where} was aborted by the caller.`, { cause: error });
-  const cause = (error as { cause?: { code?: string } } | null)?.cause;
-  const code = cause?.code ? ` (${cause.code})` : '';
+  // node:http puts the system error's code on the error, fetch on its cause.
+  const failure = error as { code?: string; cause?: { code?: string } } | null;
+  const systemCode = failure?.code ?? failure?.cause?.code;
+  const code = systemCode ? ` (${systemCode})` : '';
   return new PayError('UPSTREAM_UNREACHABLE', `Could not reach the ${call.service} service at ${new URL(call.url).origin}${code}. Check the URL in the configuration and that the service is up.`, { cause: error });
 }
 

@@ -5,6 +5,7 @@ import type { CommerceClient } from './client.js';
 import { CommerceError, commerceFailure, commerceJson, describeMagentoError, readMagentoError } from './errors.js';
 import { orderSchema, orderSearchResultSchema, type CommerceOrder, type CommerceSearchResult } from './schemas.js';
 import type { UpstreamResponse } from '../http.js';
+import { compileGuard } from './schema-guard.js';
 import { orderPages, DEFAULT_PAGE_SIZE, type OrderPage, type PageOptions } from './pages.js';
 import { buildSearch, echoMismatch, normalizeFilter, searchQuery, type OrderFilter, type OrderSearch, type SearchRequest } from './search.js';
 
@@ -35,6 +36,17 @@ function invalidResponse(what: string, error: z.ZodError): PayError {
   });
 }
 
+const isOrder = compileGuard(orderSchema);
+const isSearchResult = compileGuard(orderSearchResultSchema);
+
+/** The value itself when the guard accepts it (zod's copy would equal it); otherwise zod's parse, for its error. */
+function validate<T>(value: unknown, guard: (value: unknown) => boolean, schema: z.ZodType, what: string): T {
+  if (guard(value)) return value as T;
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw invalidResponse(what, parsed.error);
+  return parsed.data as T;
+}
+
 /** A positive integer entity_id from a number or a string of digits. */
 export function toEntityId(value: unknown, field = 'entityId'): number {
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^[0-9]{1,15}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
@@ -62,9 +74,7 @@ export class OrderReader {
       if (body) throw new CommerceError('ORDER_NOT_FOUND', `Order ${id} was not found on the commerce platform (${describeMagentoError(body)}).`, { upstreamStatus: 404, body, details: { entityId: id } });
     }
     if (!response.ok) throw commerceFailure(`the read of order ${id}`, response);
-    const parsed = orderSchema.safeParse(commerceJson(response, `the read of order ${id}`));
-    if (!parsed.success) throw invalidResponse(`order ${id}`, parsed.error);
-    return parsed.data as CommerceOrder;
+    return validate<CommerceOrder>(commerceJson(response, `the read of order ${id}`), isOrder, orderSchema, `order ${id}`);
   }
 
   async search(query: OrderSearch = {}): Promise<CommerceSearchResult> {
@@ -84,13 +94,12 @@ export class OrderReader {
 
   /** Parses, validates and checks the echo of a search answer. */
   decodeSearch(request: SearchRequest, response: UpstreamResponse): CommerceSearchResult {
-    const parsed = orderSearchResultSchema.safeParse(commerceJson(response, 'an order search'));
-    if (!parsed.success) throw invalidResponse('order search result', parsed.error);
-    const mismatch = echoMismatch(request, parsed.data.search_criteria);
+    const result = validate<CommerceSearchResult>(commerceJson(response, 'an order search'), isSearchResult, orderSearchResultSchema, 'order search result');
+    const mismatch = echoMismatch(request, result.search_criteria);
     if (mismatch) {
       throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform did not apply the search as sent: ${mismatch}. Its orders were not used.`, { details: { service: 'commerce' } });
     }
-    return parsed.data as CommerceSearchResult;
+    return result;
   }
 
   /** Every matching order's page, entity_id ascending, read by key (see orderPages). */

@@ -1,0 +1,205 @@
+import { EventEmitter, once } from 'node:events';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { createRequire } from 'node:module';
+import * as zlib from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { selectTransport, type Transport, type UpstreamResponse } from '../../../src/core/transport/index.js';
+import { fetchTransport } from '../../../src/core/transport/fetch.js';
+import { nodeTransport } from '../../../src/core/transport/node.js';
+import { freePort } from '../../helpers/free-port.js';
+
+const JSON_BODY = Buffer.from(JSON.stringify({ items: [{ sku: '24-MB02', price: 59 }], total_count: 1 }));
+// Big enough to arrive in many chunks, and to compress.
+const BIG_BODY = Buffer.from(JSON.stringify(Array.from({ length: 3_000 }, (_, i) => ({ id: i, sku: `SKU-${i}`, note: 'Zürich – 東京' }))));
+const COMPRESS: Record<string, (body: Buffer) => Buffer> = {
+  gzip: (body) => zlib.gzipSync(body),
+  deflate: (body) => zlib.deflateSync(body),
+  br: (body) => zlib.brotliCompressSync(body),
+};
+
+/** Tells a test when a request reached the server, so it aborts a request that is really in flight. */
+const arrivals = new EventEmitter();
+const hits = new Map<string, number>();
+let server: http.Server;
+let base: string;
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    const url = new URL(req.url!, 'http://x');
+    hits.set(url.pathname, (hits.get(url.pathname) ?? 0) + 1);
+    arrivals.emit(url.pathname);
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const encoding = url.pathname.slice('/compressed/'.length);
+      switch (url.pathname) {
+        case '/json':
+          return res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'X-Request-Id': 'r-1' }).end(JSON_BODY);
+        case '/big':
+          return res.writeHead(200, { 'content-type': 'application/json' }).end(BIG_BODY);
+        case '/echo': {
+          const received = Buffer.concat(chunks);
+          const echo = { method: req.method, contentLength: req.headers['content-length'], bytes: received.length, body: received.toString('utf8'), auth: req.headers.authorization };
+          return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(echo));
+        }
+        case '/unavailable':
+          return res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '7' }).end('try later');
+        case '/redirect':
+          return res.writeHead(302, { location: '/redirect-target' }).end();
+        case '/compressed/gzip':
+        case '/compressed/deflate':
+        case '/compressed/br':
+          return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding }).end(COMPRESS[encoding]!(BIG_BODY));
+        case '/hang':
+          return; // never answers
+        case '/stall':
+          res.writeHead(200, { 'content-type': 'application/json' });
+          return void res.write('{"items":['); // starts the body, never ends it
+        case '/cut':
+          // Promises 100 bytes, sends 10, then drops the connection.
+          res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '100' });
+          res.write('0123456789');
+          return void setTimeout(() => res.socket?.destroy(), 10);
+        default:
+          return res.writeHead(404).end();
+      }
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+
+afterAll(async () => {
+  // Hanging and stalled requests keep sockets open; drop them so the server (and vitest) can close.
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const get = (path: string) => ({ method: 'GET', url: `${base}${path}` });
+// Buffer#equals, not toEqual: toEqual walks a big buffer byte by byte and takes seconds.
+const sameBytes = (body: Uint8Array, expected: Buffer) => expect(Buffer.from(body).equals(expected), `${body.byteLength} bytes vs ${expected.length}`).toBe(true);
+const text = (res: UpstreamResponse) => Buffer.from(res.body).toString('utf8');
+const rejection = (promise: Promise<unknown>) => promise.then(() => expect.unreachable('resolved'), (error: unknown) => error as Error & { code?: string; cause?: { code?: string } });
+const node = nodeTransport({ http, https, zlib });
+
+describe.each([
+  ['fetch', fetchTransport],
+  ['node:http', node],
+])('%s transport', (_name, transport: Transport) => {
+  const signal = () => AbortSignal.timeout(5_000);
+
+  it('reads a 200 JSON answer: exact bytes, status, ok, headers by any case, missing header null', async () => {
+    const res = await transport(get('/json'), signal());
+    expect(res.status).toBe(200);
+    expect(res.ok).toBe(true);
+    expect(res.body).toBeInstanceOf(Uint8Array);
+    sameBytes(res.body, JSON_BODY);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(res.headers.get('Content-Type')).toBe('application/json; charset=utf-8');
+    expect(res.headers.get('x-request-id')).toBe('r-1');
+    expect(res.headers.get('x-not-sent')).toBeNull();
+  });
+
+  it('reads a body that arrives in many chunks', async () => {
+    const res = await transport(get('/big'), signal());
+    sameBytes(res.body, BIG_BODY);
+  });
+
+  it('sends a POST string body intact, multi-byte UTF-8 included, with the right content-length', async () => {
+    const body = JSON.stringify({ note: 'Grüße – 東京 🚀', qty: 2 });
+    const res = await transport({ method: 'POST', url: `${base}/echo`, headers: { 'content-type': 'application/json', authorization: 'Bearer t' }, body }, signal());
+    const echo = JSON.parse(text(res)) as Record<string, unknown>;
+    // The byte length, not the string length: they differ for multi-byte characters.
+    expect(Buffer.byteLength(body)).not.toBe(body.length);
+    expect(echo).toEqual({ method: 'POST', contentLength: String(Buffer.byteLength(body)), bytes: Buffer.byteLength(body), body, auth: 'Bearer t' });
+  });
+
+  it('returns a non-2xx as a response with ok=false and the body and headers intact', async () => {
+    const res = await transport(get('/unavailable'), signal());
+    expect(res).toMatchObject({ status: 503, ok: false });
+    expect(text(res)).toBe('try later');
+    expect(res.headers.get('Retry-After')).toBe('7');
+  });
+
+  it('does not follow a redirect', async () => {
+    const res = await transport(get('/redirect'), signal());
+    expect(res).toMatchObject({ status: 302, ok: false });
+    expect(res.headers.get('location')).toBe('/redirect-target');
+    await new Promise((resolve) => setTimeout(resolve, 20)); // a followed redirect would have arrived by now
+    expect(hits.get('/redirect-target')).toBeUndefined();
+  });
+
+  it.each(['gzip', 'deflate', 'br'])('decompresses a %s answer', async (encoding) => {
+    const res = await transport(get(`/compressed/${encoding}`), signal());
+    expect(res.status).toBe(200);
+    sameBytes(res.body, BIG_BODY);
+  });
+
+  it('rejects with a TimeoutError when the server never answers', async () => {
+    const error = await rejection(transport(get('/hang'), AbortSignal.timeout(50)));
+    expect(error.name).toBe('TimeoutError');
+  });
+
+  it('rejects with a TimeoutError when the body starts and then stalls: the time-out covers the body', async () => {
+    const error = await rejection(transport(get('/stall'), AbortSignal.timeout(150)));
+    expect(error.name).toBe('TimeoutError');
+    expect(hits.get('/stall')).toBeGreaterThan(0);
+  });
+
+  it('rejects with an AbortError when the caller aborts a request in flight', async () => {
+    const controller = new AbortController();
+    const arrived = once(arrivals, '/hang');
+    const pending = rejection(transport(get('/hang'), controller.signal));
+    await arrived;
+    controller.abort();
+    expect((await pending).name).toBe('AbortError');
+  });
+
+  it('rejects at once on an already-aborted signal, sending nothing', async () => {
+    const before = hits.get('/echo') ?? 0;
+    const error = await rejection(transport({ method: 'POST', url: `${base}/echo`, body: 'x' }, AbortSignal.abort()));
+    expect(error.name).toBe('AbortError');
+    await new Promise((resolve) => setTimeout(resolve, 20)); // a request sent anyway would have arrived by now
+    expect(hits.get('/echo') ?? 0).toBe(before);
+  });
+
+  it('rejects when the server drops the connection in the middle of the body', async () => {
+    const error = await rejection(transport(get('/cut'), signal()));
+    expect(error).toBeInstanceOf(Error);
+  });
+
+  it('rejects a refused connection with ECONNREFUSED (on the error or its cause)', async () => {
+    const port = await freePort();
+    const error = await rejection(transport({ method: 'GET', url: `http://127.0.0.1:${port}/` }, signal()));
+    expect([error.code, error.cause?.code]).toContain('ECONNREFUSED');
+  });
+});
+
+describe('selectTransport', () => {
+  it('picks fetch without process.getBuiltinModule (edge runtimes)', () => {
+    expect(selectTransport({})).toBe(fetchTransport);
+    expect(selectTransport({ process: {} })).toBe(fetchTransport);
+  });
+
+  it('picks fetch when a builtin it needs is missing', () => {
+    const require = createRequire(import.meta.url);
+    expect(selectTransport({ process: { getBuiltinModule: (id) => (id === 'node:zlib' ? undefined : require(id)) } })).toBe(fetchTransport);
+  });
+
+  it('picks node:http when process.getBuiltinModule exists, and that transport works', async () => {
+    const require = createRequire(import.meta.url);
+    const asked: string[] = [];
+    const transport = selectTransport({ process: { getBuiltinModule: (id) => (asked.push(id), require(id)) } });
+    expect(transport).not.toBe(fetchTransport);
+    expect(asked.sort()).toEqual(['node:http', 'node:https', 'node:zlib']);
+    const res = await transport(get('/json'), AbortSignal.timeout(5_000));
+    sameBytes(res.body, JSON_BODY);
+  });
+
+  it('defaults to the real globals: node:http on this Node', () => {
+    expect(typeof process.getBuiltinModule).toBe('function');
+    expect(selectTransport()).not.toBe(fetchTransport);
+  });
+});
