@@ -13,7 +13,7 @@ import { buildSearch, echoMismatch, normalizeFilter, searchQuery, type OrderFilt
 export interface OrderIterateOptions extends OrderFilter {
   /** Orders per page (default 100; lowered automatically to a platform's cap). */
   pageSize?: number;
-  /** Pages fetched ahead while the current one is consumed (default 3; 1 = one at a time). */
+  /** Pages fetched ahead while the current one is consumed (default 6; 1 = one at a time). */
   prefetch?: number;
   /** Stops the iteration and cancels the pages in flight. */
   signal?: AbortSignal;

@@ -3,6 +3,28 @@ import type { z } from 'zod';
 /** True when the value is valid; the value itself is then the parse result. */
 export type Guard = (value: unknown) => boolean;
 
+export interface GuardOptions {
+  /**
+   * Objects become generated functions that read each field by name, as zod's own JIT does: about
+   * three times faster on an order page than closures, whose field reads by variable key are slow.
+   * Default: when the runtime allows `new Function` (edge runtimes do not).
+   */
+  generateCode: boolean;
+}
+
+let codeGeneration: boolean | undefined;
+
+export function canGenerateCode(): boolean {
+  if (codeGeneration === undefined) {
+    try {
+      codeGeneration = new Function('return true')() === true;
+    } catch {
+      codeGeneration = false;
+    }
+  }
+  return codeGeneration;
+}
+
 /**
  * A check compiled from a zod schema that accepts exactly what the schema accepts, reading the value
  * in place. zod's parse builds a copy of every object, which costs as much as JSON.parse on a page
@@ -12,16 +34,17 @@ export type Guard = (value: unknown) => boolean;
  * Only what the order schemas use compiles (loose objects, arrays, unions, optional, nullable,
  * numbers, strings, literals, unknown, never); anything else throws at module load.
  */
-export function compileGuard(schema: z.ZodType): Guard {
+export function compileGuard(schema: z.ZodType, options: GuardOptions = { generateCode: canGenerateCode() }): Guard {
+  const compile = (inner: z.ZodType) => compileGuard(inner, options);
   const def = internals(schema).def;
   // Only numbers and strings read their checks; elsewhere (a refine on a literal, union, optional…) they would be ignored.
   if (def.type !== 'number' && def.type !== 'string') noChecks(def);
   switch (def.type) {
     case 'object':
-      return objectGuard(def);
+      return objectGuard(def, options);
     case 'array': {
       noChecks(def);
-      const element = compileGuard(def.element!);
+      const element = compile(def.element!);
       return (value) => {
         if (!Array.isArray(value)) return false;
         for (let i = 0; i < value.length; i++) if (!element(value[i])) return false;
@@ -29,16 +52,16 @@ export function compileGuard(schema: z.ZodType): Guard {
       };
     }
     case 'optional': {
-      const inner = compileGuard(def.innerType!);
+      const inner = compile(def.innerType!);
       return (value) => value === undefined || inner(value);
     }
     case 'nullable': {
-      const inner = compileGuard(def.innerType!);
+      const inner = compile(def.innerType!);
       return (value) => value === null || inner(value);
     }
     case 'union': {
-      const options = def.options!.map(compileGuard);
-      return (value) => options.some((option) => option(value));
+      const alternatives = def.options!.map(compile);
+      return (value) => alternatives.some((alternative) => alternative(value));
     }
     case 'literal': {
       const values = new Set(def.values);
@@ -90,27 +113,80 @@ function noChecks(def: ZodInternals['def']): void {
 }
 
 /** A loose object: its named fields are checked, any other field is kept as it is (zod's `unknown` catchall). */
-function objectGuard(def: ZodInternals['def']): Guard {
+function objectGuard(def: ZodInternals['def'], options: GuardOptions): Guard {
   noChecks(def);
   if (internals(def.catchall ?? ({} as z.ZodType))?.def?.type !== 'unknown') {
     throw new Error('compileGuard: only loose objects (z.looseObject) are supported; a stripping or strict object changes the value');
   }
   const keys = Object.keys(def.shape!);
-  const guards = keys.map((key) => compileGuard(def.shape![key]!));
+  const guards = keys.map((key) => compileGuard(def.shape![key]!, options));
   // An absent field passes when zod would skip it: optional in and out, and the schema takes undefined.
   const absentOk = keys.map((key, i) => {
     const field = internals(def.shape![key]!);
     return field.optin === 'optional' && field.optout === 'optional' && guards[i]!(undefined);
   });
+  // Most of an order's fields are plain numbers and strings: checked inline, without a call.
+  const inline = keys.map((key) => inlineLeaf(def.shape![key]!));
+  if (options.generateCode) return generatedObjectGuard(keys, guards, absentOk, inline);
   return (value) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
     const record = value as Record<string, unknown>;
     for (let i = 0; i < keys.length; i++) {
       const field = record[keys[i]!];
-      if (field === undefined ? !absentOk[i] : !guards[i]!(field)) return false;
+      if (field === undefined) {
+        if (!absentOk[i]) return false;
+      } else if (!leafAccepts(inline[i]!, field, guards[i]!)) {
+        return false;
+      }
     }
     return true;
   };
+}
+
+function leafAccepts(leaf: number, field: unknown, guard: Guard): boolean {
+  if (leaf === NOT_INLINE) return guard(field);
+  if (field === null) return (leaf & NULLABLE) !== 0;
+  if (leaf & STRING) return typeof field === 'string';
+  return (leaf & INT) ? Number.isSafeInteger(field) : typeof field === 'number' && Number.isFinite(field);
+}
+
+/** The same checks as one function reading every field by its literal name (keys are JSON-quoted). */
+function generatedObjectGuard(keys: string[], guards: Guard[], absentOk: boolean[], inline: number[]): Guard {
+  const lines = keys.map((key, i) => {
+    const leaf = inline[i]!;
+    let refused: string;
+    if (leaf === NOT_INLINE) refused = `!g[${i}](v)`;
+    else if (leaf & STRING) refused = 'typeof v !== "string"';
+    else if (leaf & INT) refused = '!Number.isSafeInteger(v)';
+    else refused = '(typeof v !== "number" || !Number.isFinite(v))';
+    if (leaf !== NOT_INLINE && leaf & NULLABLE) refused = `(v !== null && ${refused})`;
+    const absent = absentOk[i] ? '' : 'if (v === undefined) return false;\n';
+    return `v = o[${JSON.stringify(key)}];\n${absent}if (v !== undefined && ${refused}) return false;`;
+  });
+  const body = `return function guard(o) {\nif (typeof o !== "object" || o === null || Array.isArray(o)) return false;\nlet v;\n${lines.join('\n')}\nreturn true;\n};`;
+  return new Function('g', body)(guards) as Guard;
+}
+
+const NOT_INLINE = 0;
+const NUMBER = 1;
+const INT = 2;
+const STRING = 4;
+const NULLABLE = 8;
+
+/** NUMBER, NUMBER|INT or STRING (|NULLABLE) for a plain number, int or string, maybe optional or nullable. */
+function inlineLeaf(schema: z.ZodType): number {
+  let def = internals(schema).def;
+  let flags = 0;
+  while (def.type === 'optional' || def.type === 'nullable') {
+    if (def.type === 'nullable') flags |= NULLABLE;
+    def = internals(def.innerType!).def;
+  }
+  const checks = (def.checks ?? []).map((check) => check._zod.def);
+  if (def.type === 'string' && checks.length === 0) return flags | STRING;
+  if (def.type !== 'number') return NOT_INLINE;
+  if (checks.length === 0) return flags | NUMBER;
+  if (checks.length === 1 && checks[0]!.check === 'number_format' && checks[0]!.format === 'safeint') return flags | NUMBER | INT;
+  return NOT_INLINE;
 }
 
 /** A number or string with zod's common checks: int, positive/nonnegative, regex, min length. */

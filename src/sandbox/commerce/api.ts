@@ -60,12 +60,14 @@ function search(cx: CommerceContext, ctx: RequestContext): Reply {
     throw new MagentoError(400, MESSAGES.pageSizeCap, [cx.maxPageSize]);
   }
   const ids = cx.store.search(criteria);
-  let page = ids;
+  let page: number[];
   if (pageSize !== undefined && pageSize > 0) {
     let current = Math.max(1, criteria.currentPage ?? 1);
     const pages = Math.ceil(ids.length / pageSize);
     if (cx.lastPageAgain && pages > 0 && current > pages) current = pages;
     page = ids.slice((current - 1) * pageSize, current * pageSize);
+  } else {
+    page = ids.slice(0, ids.length); // no page size: Magento answers every match
   }
   return { status: 200, json: { items: page.map((id) => cx.store.get(id)), search_criteria: echo(criteria), total_count: ids.length } };
 }

@@ -133,7 +133,7 @@ export class OrderStore {
   }
 
   /** entity_ids matching every group (a group: any of its filters), in the requested order. */
-  search(criteria: Criteria): number[] {
+  search(criteria: Criteria): Matches {
     // entity_id bounds (a group of one numeric entity_id filter) narrow a cached match list, so a client
     // paging by key (`entity_id gt N`) costs a binary search, not a scan, as an indexed database would.
     let lo = 1;
@@ -154,7 +154,10 @@ export class OrderStore {
     const all = this.matching(others, criteria.sort);
     if (lo <= 1 && hi === Infinity) return all;
     if (criteria.sort.some((s) => s.field !== 'entity_id' || s.direction === 'DESC')) return all.filter((id) => id >= lo && id <= hi);
-    return all.slice(firstAtLeast(all, lo), firstAtLeast(all, hi + 1));
+    // A window onto the cached list: a page is sliced from it, never the whole tail copied.
+    const start = firstAtLeast(all, lo);
+    const length = firstAtLeast(all, hi + 1) - start;
+    return { length, slice: (from, to) => all.slice(start + from, start + Math.min(to, length)) };
   }
 
   /** entity_ids matching every group (a group: any of its filters), in the requested order; the last few lists are cached. */
@@ -196,6 +199,12 @@ export class OrderStore {
   static notFound(): MagentoError {
     return new MagentoError(404, MESSAGES.noSuchEntity);
   }
+}
+
+/** Search results: an array, or a window onto one. */
+export interface Matches {
+  readonly length: number;
+  slice(from: number, to: number): number[];
 }
 
 /** Index of the first id at or above `value` in an ascending list. */
