@@ -19,7 +19,7 @@ export function payRouter(payOrOptions?: Pay | PayOptions, { prefix = '' }: PayR
 
   // The path is rebuilt from the matched route and its params, so the router works under any parent router.
   const handle = (pattern: string) => async (ctx: Context & { params: Record<string, string> }, next: () => Promise<unknown>) => {
-    const path = pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(ctx.params[name] ?? ''));
+    const path = pattern.includes(':') ? pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(ctx.params[name] ?? '')) : pattern;
     const response = await handleNodeRequest(pay, ctx.req, path, ctx.request as ParsedBodyHolder);
     if (response === null) return next(); // OPTIONS: the app's own handling
     ctx.status = response.status;

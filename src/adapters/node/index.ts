@@ -51,9 +51,8 @@ async function readStream(req: IncomingMessage, limit: number): Promise<Buffer> 
 
 /** Writes a core response to Node's response. */
 export function sendPayResponse(res: ServerResponse, response: PayResponse): void {
-  res.statusCode = response.status;
-  for (const name in response.headers) res.setHeader(name, response.headers[name] as string);
-  res.end(response.body);
+  // writeHead keeps headers set earlier (CORS middleware) and skips setHeader's per-call bookkeeping.
+  res.writeHead(response.status, response.headers).end(response.body);
 }
 
 /**

@@ -55,7 +55,14 @@ export function createLedger(deps: LedgerDeps): Ledger {
     },
     async record(input) {
       const outcome = deps.classify(input.status);
-      const result = await guard('record an outcome', input.paymentId, () => store.record({ ...input, outcome, at: deps.now() }));
+      let result: LedgerRecordResult;
+      try {
+        // Inline rather than through guard(): this runs on every payment webhook.
+        result = await store.record({ ...input, outcome, at: deps.now() });
+      } catch (error) {
+        logger.error({ err: error, paymentId: input.paymentId }, 'payment ledger store failed to record an outcome');
+        throw unavailable(error);
+      }
       const { entry, previous, changed } = result;
       if (changed) {
         logger.info({ paymentId: entry.paymentId, orderId: entry.orderId, status: entry.status, outcome: entry.outcome, from: previous?.status ?? undefined, source: input.source }, 'payment ledger updated');

@@ -28,5 +28,5 @@ export interface ClaimStore {
   release(key: string, token: string): Promise<boolean>;
 }
 
-/** The value a completed key holds; tokens are random UUIDs, so never equal to it. */
+/** The value a completed key holds; lease tokens (random UUIDs, or `lease-<n>` in memory) never equal it. */
 export const DONE = 'done';

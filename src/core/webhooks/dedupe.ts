@@ -89,16 +89,17 @@ export async function processOnce(deps: DedupeDeps, eventId: string, signature: 
  * leave the event claimed but not done (a later duplicate would then run it again once the lease ran out).
  */
 async function complete(deps: DedupeDeps, key: string, token: string, retentionMs: number, leaseEnds: number): Promise<void> {
-  const attempt = async () => {
-    if (!(await deps.store.complete(key, token, retentionMs))) {
-      deps.logger.warn({ key: logKey(key) }, 'webhook claim lease ran out before completion; raise webhooks.leaseMs above your slowest handler');
-    }
-  };
   try {
-    await attempt();
+    await completeOnce(deps, key, token, retentionMs);
   } catch (error) {
     deps.logger.error({ err: error, key: logKey(key) }, 'webhook claim store failed to complete a claim; retrying while its lease lasts');
-    retryInBackground(deps, key, 'complete', attempt, leaseEnds);
+    retryInBackground(deps, key, 'complete', () => completeOnce(deps, key, token, retentionMs), leaseEnds);
+  }
+}
+
+async function completeOnce(deps: DedupeDeps, key: string, token: string, retentionMs: number): Promise<void> {
+  if (!(await deps.store.complete(key, token, retentionMs))) {
+    deps.logger.warn({ key: logKey(key) }, 'webhook claim lease ran out before completion; raise webhooks.leaseMs above your slowest handler');
   }
 }
 

@@ -72,7 +72,7 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
 
     async dispatch({ id, payload, timestamp }) {
       let type: string | undefined;
-      let errors: Error[];
+      let errors: readonly Error[];
       try {
         type = eventType(payload);
       } catch (extractorFailure) {
@@ -80,7 +80,11 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
       }
       const event: WebhookEvent = Object.freeze({ id, type, payload, timestamp });
       errors ??= await runInternal(internal, event);
-      if (errors.length === 0) errors = await runHandlers(type === undefined ? [...any] : [...(byType.get(type) ?? []), ...any], event, logger);
+      if (errors.length === 0) {
+        const typed = type === undefined ? undefined : byType.get(type);
+        // runHandlers starts every handler before it awaits, so a handler that unsubscribes cannot disturb the list.
+        errors = await runHandlers(typed?.length ? [...typed, ...any] : any, event, logger);
+      }
       if (errors.length === 0) return;
       for (const error of errors) {
         for (const handler of [...errorHandlers]) {
@@ -91,12 +95,14 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
           }
         }
       }
-      throw new WebhookHandlerError(event, errors);
+      throw new WebhookHandlerError(event, [...errors]);
     },
   };
 }
 
-async function runInternal(handlers: readonly WebhookHandler[], event: WebhookEvent): Promise<Error[]> {
+const NO_ERRORS: readonly Error[] = Object.freeze([]);
+
+async function runInternal(handlers: readonly WebhookHandler[], event: WebhookEvent): Promise<readonly Error[]> {
   for (const handler of handlers) {
     try {
       await handler(event);
@@ -104,13 +110,22 @@ async function runInternal(handlers: readonly WebhookHandler[], event: WebhookEv
       return [asError(error)];
     }
   }
-  return [];
+  return NO_ERRORS;
 }
 
-async function runHandlers(handlers: WebhookHandler[], event: WebhookEvent, logger: Logger): Promise<Error[]> {
+async function runHandlers(handlers: WebhookHandler[], event: WebhookEvent, logger: Logger): Promise<readonly Error[]> {
   if (handlers.length === 0) {
     logger.debug({ eventId: event.id, type: event.type }, 'webhook event has no handler');
     return [];
+  }
+  if (handlers.length === 1) {
+    // The usual case, without allSettled's bookkeeping.
+    try {
+      await handlers[0]!(event);
+      return NO_ERRORS;
+    } catch (error) {
+      return [asError(error)];
+    }
   }
   const results = await Promise.allSettled(handlers.map((handler) => invoke(handler, event)));
   return results.flatMap((r) => (r.status === 'rejected' ? [asError(r.reason)] : []));
