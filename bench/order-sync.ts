@@ -2,7 +2,7 @@
  * Order sync: `pay.orders.sync()` against a naive sequential page loop (same page size, plain fetch +
  * JSON.parse, no prefetch, no validation), syncing 100,000 sandbox orders with a few milliseconds of
  * latency added to every page, then 20,000 orders with a latency closer to a real platform's page; and
- * the peak memory of the sync at 10,000 and 100,000 orders.
+ * the peak memory of the sync at 10,000, 100,000 and 300,000 orders.
  *
  * The sandbox runs in a child process (so its CPU is not the client's), and each memory figure comes
  * from a fresh child process that does nothing but the sync. Children run this file compiled to plain
@@ -143,6 +143,8 @@ export async function benchOrderSync(): Promise<void> {
   const slow = await compare(20_000, 25);
   const small = await peakMemory(10_000);
   const large = await peakMemory(100_000);
+  // A third point: where the peak stops growing, the sync's memory is bounded, whatever the count.
+  const huge = await peakMemory(300_000);
   const context = `load average ${loadBefore} → ${load()} on ${availableParallelism()} cores`;
   printTable(`Order sync, page size ${PAGE_SIZE} (${context})`, [
     { name: `naive loop, ${ORDERS / 1000}k orders, +${LATENCY_MS} ms/page`, unit: 'orders/s', value: required.naive },
@@ -154,8 +156,10 @@ export async function benchOrderSync(): Promise<void> {
     { name: 'RSS before the sync', unit: 'MB', value: small.before },
     { name: 'peak RSS, 10,000 orders', unit: 'MB', value: small.rss },
     { name: 'peak RSS, 100,000 orders', unit: 'MB', value: large.rss, reference: 'peak RSS, 10,000 orders', target: 'flat, < 150 MB' },
+    { name: 'peak RSS, 300,000 orders', unit: 'MB', value: huge.rss, reference: 'peak RSS, 100,000 orders', target: 'flat, < 150 MB' },
     { name: 'peak heap used, 10,000 orders', unit: 'MB', value: small.heap },
     { name: 'peak heap used, 100,000 orders', unit: 'MB', value: large.heap, reference: 'peak heap used, 10,000 orders', target: 'flat' },
+    { name: 'peak heap used, 300,000 orders', unit: 'MB', value: huge.heap, reference: 'peak heap used, 100,000 orders', target: 'flat' },
     { name: 'peak ArrayBuffers, 100,000 orders', unit: 'MB', value: large.buffers },
   ]);
 }
