@@ -44,6 +44,11 @@ export interface HttpOptions {
   backoffMaxMs?: number;
   /** The longest `Retry-After` honoured; a longer one ends the retries. */
   retryAfterMaxMs?: number;
+  /**
+   * `'auto'` (default): `node:http` on Node, `fetch` elsewhere. `'fetch'`: always fetch, e.g. when your
+   * egress goes through undici's global dispatcher (a ProxyAgent) or your tests intercept it with MockAgent.
+   */
+  transport?: 'auto' | 'fetch';
 }
 
 export interface ConfigOptions {
@@ -87,6 +92,7 @@ const httpSchema = z.object({
   backoffBaseMs: positiveMs.default(100),
   backoffMaxMs: positiveMs.default(2_000),
   retryAfterMaxMs: z.number().int().min(0).default(10_000),
+  transport: z.enum(['auto', 'fetch']).default('auto'),
 });
 
 export type HttpPolicy = z.output<typeof httpSchema>;

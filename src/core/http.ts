@@ -1,6 +1,8 @@
 import type { HttpPolicy } from './config.js';
 import { PayError, UpstreamError } from './errors.js';
-import { selectTransport, type UpstreamResponse } from './transport/index.js';
+import { BodyDecodingError } from './transport/decompress.js';
+import { fetchTransport } from './transport/fetch.js';
+import { selectTransport, type Transport, type UpstreamResponse } from './transport/index.js';
 import type { Logger } from './types.js';
 
 export type { UpstreamResponse } from './transport/index.js';
@@ -18,7 +20,7 @@ export interface UpstreamCall {
 }
 
 const textDecoder = new TextDecoder();
-const transport = selectTransport();
+const autoTransport = selectTransport();
 
 /**
  * One HTTP layer for every upstream call: a time-out per attempt that covers the body, a total
@@ -35,12 +37,13 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
     let failure: PayError;
     let response: UpstreamResponse | undefined;
     try {
-      response = await attemptOnce(call, Math.min(policy.attemptTimeoutMs, remaining));
+      response = await attemptOnce(call, Math.min(policy.attemptTimeoutMs, remaining), policy.transport === 'fetch' ? fetchTransport : autoTransport);
       if (!isRetryableStatus(response.status)) return response;
       failure = new PayError('UPSTREAM_ERROR', `${call.service} ${where} answered ${response.status}`);
     } catch (error) {
       failure = toTransportError(error, call, where, policy.attemptTimeoutMs);
-      if (call.signal?.aborted) throw failure;
+      // An answer that does not decompress was an answer: retrying will not fix it.
+      if (call.signal?.aborted || failure.code === 'UPSTREAM_INVALID_RESPONSE') throw failure;
     }
 
     const wait = retryDelay(attempt, response, policy);
@@ -58,7 +61,7 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
 }
 
 /** One attempt; its time-out covers the body too, so a body that trickles or hangs times out. */
-function attemptOnce(call: UpstreamCall, timeoutMs: number): Promise<UpstreamResponse> {
+function attemptOnce(call: UpstreamCall, timeoutMs: number, transport: Transport): Promise<UpstreamResponse> {
   const timeout = AbortSignal.timeout(Math.max(1, timeoutMs));
   return transport(call, call.signal ? AbortSignal.any([call.signal, timeout]) : timeout);
 }
@@ -68,6 +71,9 @@ function isRetryableStatus(status: number): boolean {
 }
 
 function toTransportError(error: unknown, call: UpstreamCall, where: string, attemptTimeoutMs: number): PayError {
+  if (error instanceof BodyDecodingError) {
+    return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where}, but ${error.message}.`, { cause: error, details: { service: call.service } });
+  }
   const name = (error as { name?: string } | null)?.name;
   if (name === 'TimeoutError' || (name === 'AbortError' && !call.signal?.aborted)) {
     return new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not answer within ${attemptTimeoutMs} ms. Raise http.attemptTimeoutMs if the service is slow.`, { cause: error });

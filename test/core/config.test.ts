@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { inspect } from 'node:util';
 import { createPay, PayError } from '../../src/index.js';
 import { resolveConfig } from '../../src/core/config.js';
+import { startSandbox } from '../../src/sandbox/index.js';
 
 const env = {
   PAY_API_URL: 'https://pay.example.test/',
@@ -82,6 +83,25 @@ describe('configuration', () => {
   it('http options are validated', () => {
     const error = configError(() => createPay({ env, http: { attemptTimeoutMs: -5 } }));
     expect(error.message).toContain('http.attemptTimeoutMs');
+  });
+
+  it("http.transport defaults to 'auto', accepts 'fetch', and refuses anything else naming the option", () => {
+    expect(resolveConfig({ env }).http.transport).toBe('auto');
+    expect(resolveConfig({ env, http: { transport: 'fetch' } }).http.transport).toBe('fetch');
+    expect(createPay({ env, http: { transport: 'fetch' } }).config.http.transport).toBe('fetch');
+    const error = configError(() => createPay({ env, http: { transport: 'curl' as 'fetch' } }));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain('http.transport');
+  });
+
+  it("http.transport 'fetch' works end to end: an order read from the commerce sandbox", async () => {
+    const sb = await startSandbox({ commerce: { orders: 20 } });
+    try {
+      const pay = createPay({ env: {}, http: { transport: 'fetch' }, commerce: { url: sb.commerceUrl, username: sb.commerceUsername, password: sb.commercePassword } });
+      expect(await pay.orders.get(7)).toEqual(sb.commerce.order(7));
+    } finally {
+      await sb.close();
+    }
   });
 
   it('a malformed secret is named without echoing its value', () => {

@@ -30,28 +30,34 @@ describe('the built package', () => {
   });
 });
 
+/** `next build` then `next start` of an app, configured for the sandbox; its output is collected. */
+async function buildAndStart(app: string, sandbox: Sandbox): Promise<{ base: string; server: ChildProcess; output: () => string }> {
+  await run(process.execPath, [nextBin, 'build', app], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 });
+  const port = await freePort();
+  const server = spawn(process.execPath, [nextBin, 'start', app, '-p', String(port), '-H', '127.0.0.1'], {
+    cwd: root,
+    env: { ...env, PAY_API_URL: sandbox.paymentUrl, PAY_MERCHANT_ID: sandbox.merchantId, PAY_MERCHANT_API_KEY: sandbox.apiKey, PAY_WEBHOOK_SECRET: sandbox.webhookSecret },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  server.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  server.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  for (let i = 0; i < 200; i++) {
+    if (await fetch(`http://127.0.0.1:${port}/api/pay/nope`).then(() => true, () => false)) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { base: `http://127.0.0.1:${port}/api/pay`, server, output: () => output };
+}
+
 describe('examples/next built with next build and served by next start', () => {
   let sandbox: Sandbox;
   let server: ChildProcess;
   let base: string;
-  let output = '';
+  let output: () => string;
 
   beforeAll(async () => {
     sandbox = await startSandbox();
-    await run(process.execPath, [nextBin, 'build', 'examples/next'], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 });
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}/api/pay`;
-    server = spawn(process.execPath, [nextBin, 'start', 'examples/next', '-p', String(port), '-H', '127.0.0.1'], {
-      cwd: root,
-      env: { ...env, PAY_API_URL: sandbox.paymentUrl, PAY_MERCHANT_ID: sandbox.merchantId, PAY_MERCHANT_API_KEY: sandbox.apiKey, PAY_WEBHOOK_SECRET: sandbox.webhookSecret },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    server.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    server.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    for (let i = 0; i < 200; i++) {
-      if (await fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok, () => false)) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    ({ base, server, output } = await buildAndStart('examples/next', sandbox));
     sandbox.setWebhookUrl(`${base}/webhooks`);
   }, 300_000);
 
@@ -86,7 +92,7 @@ describe('examples/next built with next build and served by next start', () => {
     expect(((await forged.json()) as { error: { code: string } }).error.code).toBe('WEBHOOK_SIGNATURE_MISMATCH');
     const huge = await send(JSON.stringify({ padding: 'x'.repeat(1_100_000) }));
     expect(huge.status).toBe(413);
-    expect(output).toContain('fulfil order 1003');
+    expect(output()).toContain('fulfil order 1003');
   });
 
   it('receives the sandbox’s own webhook for a card payment', async () => {
@@ -106,7 +112,42 @@ describe('examples/next built with next build and served by next start', () => {
   it('answers 404 for a path that is not a route, and never shows a secret', async () => {
     const response = await fetch(`${base}/nope`);
     expect(response.status).toBe(404);
-    expect(output).not.toContain(sandbox.apiKey);
-    expect(output).not.toContain(sandbox.webhookSecret);
+    expect(output()).not.toContain(sandbox.apiKey);
+    expect(output()).not.toContain(sandbox.webhookSecret);
+  });
+});
+
+// The README says the App Router handlers run on the edge runtime: built and served there, they must.
+describe('the App Router handlers on the edge runtime (test/fixtures/next-edge)', () => {
+  let sandbox: Sandbox;
+  let server: ChildProcess;
+  let base: string;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    ({ base, server } = await buildAndStart('test/fixtures/next-edge', sandbox));
+  }, 300_000);
+
+  afterAll(async () => {
+    server?.kill();
+    await sandbox?.close();
+  });
+
+  it('mints through fetch', async () => {
+    const response = await fetch(`${base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(response.status).toBe(200);
+    const { widget_token } = (await response.json()) as { widget_token: string };
+    const lookup = await fetch(`${sandbox.paymentUrl}/api/v1/checkout/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token }) });
+    expect(await lookup.json()).toMatchObject({ order: { order_id: 'edge-1', amount: 1999, currency: 'EUR' } });
+  });
+
+  it('verifies with WebCrypto, deduplicates and refuses a forgery', async () => {
+    const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_edge1', order_id: 'edge-1' } }, secret: sandbox.webhookSecret });
+    const send = (body: string) => fetch(`${base}/webhooks`, { method: 'POST', headers: signed.headers, body });
+    expect(await (await send(signed.body as string)).json()).toEqual({ received: true });
+    expect(await (await send(signed.body as string)).json()).toEqual({ received: true, duplicate: true });
+    const forged = await send(String(signed.body).replace('edge-1', 'edge-2'));
+    expect(forged.status).toBe(400);
+    expect(((await forged.json()) as { error: { code: string } }).error.code).toBe('WEBHOOK_SIGNATURE_MISMATCH');
   });
 });

@@ -179,3 +179,39 @@ describe('commerce sandbox: search criteria', () => {
     expect(sb.faults.list()).toEqual([]); // the payment service's rules are separate
   });
 });
+
+describe('commerce sandbox: key-bounded searches (a window onto the match list)', () => {
+  const idsWhere = (keep: (o: Record<string, unknown>) => boolean) => all().filter(keep).map((o) => o.entity_id as number);
+
+  it('contradictory bounds (gt 100 and lt 50, in separate groups) match nothing', async () => {
+    for (const extra of [{}, { pageSize: 10 }, { pageSize: 10, currentPage: 2 }] as Record<string, number>[]) {
+      const res = await search(criteria([[['entity_id', '100', 'gt']], [['entity_id', '50', 'lt']]], extra));
+      expect(res.items).toEqual([]);
+      expect(res.total_count).toBe(0);
+    }
+  });
+
+  it('entity_id gt N pages through the ids above N; total_count counts all of them; past the end is empty', async () => {
+    const above = idsWhere((o) => (o.entity_id as number) > 450);
+    expect(above.length).toBeGreaterThan(40); // three pages of 20, the last one partial
+    const page = (currentPage: number) => search(criteria([[['entity_id', '450', 'gt']]], { pageSize: 20, currentPage }));
+    for (const n of [1, 2, 3]) {
+      const res = await page(n);
+      expect(ids(res)).toEqual(above.slice((n - 1) * 20, n * 20));
+      expect(res.total_count).toBe(above.length);
+    }
+    const past = await page(4);
+    expect(past.items).toEqual([]);
+    expect(past.total_count).toBe(above.length);
+  });
+
+  it('bounds on both sides, and a bound over a filtered list, window the right ids', async () => {
+    const between = await search(criteria([[['entity_id', '100', 'gteq']], [['entity_id', '120', 'lteq']]], { pageSize: 50 }));
+    expect(ids(between)).toEqual(idsWhere((o) => (o.entity_id as number) >= 100 && (o.entity_id as number) <= 120));
+    expect(between.total_count).toBe(21);
+    const complete = idsWhere((o) => o.status === 'complete' && (o.entity_id as number) > 200);
+    const res = await search(criteria([[['status', 'complete', 'eq']], [['entity_id', '200', 'gt']]], { pageSize: 15, currentPage: 2 }));
+    expect(ids(res)).toEqual(complete.slice(15, 30));
+    expect(res.total_count).toBe(complete.length);
+  });
+});

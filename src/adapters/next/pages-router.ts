@@ -2,8 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pay, PayOptions } from '../../core/pay.js';
 import { resolvePay } from '../../core/resolve-pay.js';
 import { routeNotFound } from '../../core/router.js';
-import { handleNodeRequest, sendPayResponse } from '../node/index.js';
 import { catchAllPath } from './app-router.js';
+
+// Loaded on first use: the Node bridge brings raw-body (and its Node streams), which an App Router route
+// on the edge runtime, importing this same entry, must not evaluate.
+let nodeBridge: Promise<typeof import('../node/index.js')> | undefined;
 
 type PagesRequest = IncomingMessage & { query: Partial<Record<string, string | string[]>>; body?: unknown };
 
@@ -22,6 +25,7 @@ export function createPagesHandler(payOrOptions?: Pay | PayOptions, { param = 'p
   const pay = resolvePay(payOrOptions);
   return async function paywidgetPagesHandler(req: PagesRequest, res: ServerResponse): Promise<void> {
     const path = catchAllPath(req.query[param]);
+    const { handleNodeRequest, sendPayResponse } = await (nodeBridge ??= import('../node/index.js'));
     sendPayResponse(res, (await handleNodeRequest(pay, req, path)) ?? routeNotFound(path));
   };
 }

@@ -51,8 +51,10 @@ async function readStream(req: IncomingMessage, limit: number): Promise<Buffer> 
 
 /** Writes a core response to Node's response. */
 export function sendPayResponse(res: ServerResponse, response: PayResponse): void {
-  // writeHead keeps headers set earlier (CORS middleware) and skips setHeader's per-call bookkeeping.
-  res.writeHead(response.status, response.headers).end(response.body);
+  // writeHead keeps headers set earlier (CORS middleware) and skips setHeader's per-call bookkeeping; it fixes
+  // the headers at once, so the length is given here (else the answer goes out chunked).
+  res.writeHead(response.status, { ...response.headers, 'content-length': Buffer.byteLength(response.body) });
+  res.end(response.body);
 }
 
 /**

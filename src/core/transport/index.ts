@@ -1,3 +1,4 @@
+import { builtinModuleLoader, type NodeGlobals } from '../builtin-module.js';
 import { fetchTransport } from './fetch.js';
 import { nodeTransport, type NodeHttpModules } from './node.js';
 
@@ -27,18 +28,13 @@ export interface OutgoingRequest {
  */
 export type Transport = (request: OutgoingRequest, signal: AbortSignal) => Promise<UpstreamResponse>;
 
-interface RuntimeGlobals {
-  process?: { getBuiltinModule?: (id: string) => unknown } | undefined;
-}
-
 /**
  * node:http when the runtime has it, fetch otherwise (edge runtimes, Node before 20.16). On Node,
  * fetch costs about twice the CPU of node:http for a 500 KB order page (measured in bench/order-sync).
- * node:http is reached through `process.getBuiltinModule`, which no bundler tries to resolve.
  */
-export function selectTransport(globals: RuntimeGlobals = globalThis as RuntimeGlobals): Transport {
-  const getBuiltin = globals.process?.getBuiltinModule;
-  if (typeof getBuiltin !== 'function') return fetchTransport;
+export function selectTransport(globals?: NodeGlobals): Transport {
+  const getBuiltin = builtinModuleLoader(globals);
+  if (!getBuiltin) return fetchTransport;
   const modules = { http: getBuiltin('node:http'), https: getBuiltin('node:https'), zlib: getBuiltin('node:zlib') } as Partial<NodeHttpModules>;
   return modules.http && modules.https && modules.zlib ? nodeTransport(modules as NodeHttpModules) : fetchTransport;
 }

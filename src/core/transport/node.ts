@@ -1,28 +1,26 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { createDecompressor } from './decompress.js';
 import type { Transport, UpstreamHeaders } from './index.js';
 
 export interface NodeHttpModules {
   http: Pick<typeof import('node:http'), 'request'>;
   https: Pick<typeof import('node:https'), 'request'>;
-  zlib: Pick<typeof import('node:zlib'), 'gunzip' | 'inflate' | 'brotliDecompress'>;
+  zlib: Pick<typeof import('node:zlib'), 'gunzip' | 'inflate' | 'brotliDecompress' | 'constants'>;
 }
 
 /**
  * node:http(s) on the global keep-alive agents. Like fetch, it asks for compressed answers and
- * decompresses them (off the main thread), and rejects with the signal's reason when it aborts.
+ * decompresses them, trims header values, and rejects with the signal's reason when it aborts.
  */
 export function nodeTransport({ http, https, zlib }: NodeHttpModules): Transport {
-  const decoders: Record<string, (body: Buffer, done: (error: Error | null, result: Buffer) => void) => void> = {
-    gzip: zlib.gunzip,
-    'x-gzip': zlib.gunzip,
-    deflate: zlib.inflate,
-    br: zlib.brotliDecompress,
-  };
+  const decompress = createDecompressor(zlib);
 
   return (request, signal) => new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
     const url = new URL(request.url);
-    const headers: Record<string, string | number> = { 'accept-encoding': 'gzip, deflate, br', ...request.headers };
+    const headers: Record<string, string | number> = { 'accept-encoding': 'gzip, deflate, br' };
+    // fetch strips surrounding whitespace from values (a key read from a file keeps its newline); node:http would throw.
+    for (const name in request.headers) headers[name] = request.headers[name]!.trim();
     if (request.body !== undefined) headers['content-length'] = Buffer.byteLength(request.body);
 
     let settled = false;
@@ -49,11 +47,13 @@ export function nodeTransport({ http, https, zlib }: NodeHttpModules): Transport
       });
       response.on('error', (error) => settle(error));
       response.on('end', () => {
-        const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
-        const decode = decoders[String(response.headers['content-encoding']).toLowerCase()];
-        // An empty body (HEAD, 204, 304) has nothing to decompress, whatever the header says.
-        if (!decode || raw.length === 0) return settle(undefined, response, raw);
-        decode(raw, (error, body) => (error ? settle(error) : settle(undefined, response, body)));
+        // A buffer of its own (not a view into Node's pool), like fetch's: callers may keep it, or read `.buffer`.
+        const raw = Buffer.allocUnsafeSlow(length);
+        let offset = 0;
+        for (const chunk of chunks) offset += chunk.copy(raw, offset);
+        const encoding = response.headers['content-encoding'];
+        if (encoding === undefined) return settle(undefined, response, raw);
+        decompress(encoding, raw).then((body) => settle(undefined, response, body), (error: unknown) => settle(error));
       });
     });
     outgoing.on('error', (error) => settle(error));

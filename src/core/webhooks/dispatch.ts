@@ -82,8 +82,8 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
       errors ??= await runInternal(internal, event);
       if (errors.length === 0) {
         const typed = type === undefined ? undefined : byType.get(type);
-        // runHandlers starts every handler before it awaits, so a handler that unsubscribes cannot disturb the list.
-        errors = await runHandlers(typed?.length ? [...typed, ...any] : any, event, logger);
+        // A copy when there are several: a handler that unsubscribes (itself or another) must not shift the list being run.
+        errors = await runHandlers(typed?.length ? [...typed, ...any] : any.length > 1 ? [...any] : any, event, logger);
       }
       if (errors.length === 0) return;
       for (const error of errors) {

@@ -1,3 +1,4 @@
+import { builtinModuleLoader, type NodeGlobals } from '../builtin-module.js';
 import { nodeHmac, type NodeCryptoModules } from './hmac-node.js';
 import { webCryptoHmac } from './hmac-webcrypto.js';
 
@@ -19,8 +20,7 @@ export interface Hmac {
 /** Builds an Hmac for a set of secrets (given in plain text once, kept inside a closure). */
 export type HmacFactory = (secrets: readonly string[]) => Hmac;
 
-interface RuntimeGlobals {
-  process?: { getBuiltinModule?: (id: string) => unknown } | undefined;
+interface RuntimeGlobals extends NodeGlobals {
   crypto?: { subtle?: SubtleCrypto } | undefined;
 }
 
@@ -30,8 +30,8 @@ interface RuntimeGlobals {
  * tries to resolve; older Node 20 releases load it with one dynamic import, hence the Promise.
  */
 export function selectHmac(globals: RuntimeGlobals = globalThis as RuntimeGlobals): HmacFactory | Promise<HmacFactory> {
-  const getBuiltin = globals.process?.getBuiltinModule;
-  if (typeof getBuiltin === 'function') {
+  const getBuiltin = builtinModuleLoader(globals);
+  if (getBuiltin) {
     const modules = nodeModules(getBuiltin('node:crypto'), getBuiltin('node:buffer'));
     if (modules) return (secrets) => nodeHmac(modules, secrets);
   } else if (globals.process !== undefined && globals === globalThis) {

@@ -170,13 +170,19 @@ export function generateOrder(seed: number, facts: OrderFacts): SandboxOrder {
   order.updated_at = updated;
   order.weight = weightTotal;
   if (paid) {
-    order.base_total_paid = order.total_paid = amount(grand);
-    order.base_total_invoiced = order.total_invoiced = amount(grand);
-    order.base_subtotal_invoiced = order.subtotal_invoiced = amount(subtotal);
-    order.base_tax_invoiced = order.tax_invoiced = amount(tax);
-    order.base_shipping_invoiced = order.shipping_invoiced = amount(shipping);
+    order.base_total_paid = amount(grand);
+    order.total_paid = amount(grand);
+    order.base_total_invoiced = amount(grand);
+    order.total_invoiced = amount(grand);
+    order.base_subtotal_invoiced = amount(subtotal);
+    order.subtotal_invoiced = amount(subtotal);
+    order.base_tax_invoiced = amount(tax);
+    order.tax_invoiced = amount(tax);
+    order.base_shipping_invoiced = amount(shipping);
+    order.shipping_invoiced = amount(shipping);
     order.base_total_invoiced_cost = 0;
-    order.base_discount_invoiced = order.discount_invoiced = 0;
+    order.base_discount_invoiced = 0;
+    order.discount_invoiced = 0;
   }
   const payment: Record<string, unknown> = {
     account_status: null, additional_information: paid ? ['Check / Money order', ''] : ['Bank Transfer Payment', ''],
@@ -184,8 +190,10 @@ export function generateOrder(seed: number, facts: OrderFacts): SandboxOrder {
     method: paid ? 'checkmo' : 'banktransfer', parent_id: id, shipping_amount: amount(shipping),
   };
   if (paid) {
-    payment.amount_paid = payment.base_amount_paid = amount(grand);
-    payment.base_shipping_captured = payment.shipping_captured = amount(shipping);
+    payment.amount_paid = amount(grand);
+    payment.base_amount_paid = amount(grand);
+    payment.base_shipping_captured = amount(shipping);
+    payment.shipping_captured = amount(shipping);
   }
   order.items = items;
   order.billing_address = address('billing', id * 2);

@@ -147,7 +147,7 @@ export class OrderStore {
       else if (c === 'gteq' || c === 'from') lo = Math.max(lo, Math.ceil(v));
       else if (c === 'lt') hi = Math.min(hi, Math.ceil(v) - 1);
       else if (c === 'lteq' || c === 'to') hi = Math.min(hi, Math.floor(v));
-      else if (c === 'eq') [lo, hi] = [Math.max(lo, v), Math.min(hi, v)];
+      else if (c === 'eq') [lo, hi] = [Math.max(lo, Math.ceil(v)), Math.min(hi, Math.floor(v))]; // 5.5 matches no id
       else return true;
       return false;
     });
@@ -156,7 +156,7 @@ export class OrderStore {
     if (criteria.sort.some((s) => s.field !== 'entity_id' || s.direction === 'DESC')) return all.filter((id) => id >= lo && id <= hi);
     // A window onto the cached list: a page is sliced from it, never the whole tail copied.
     const start = firstAtLeast(all, lo);
-    const length = firstAtLeast(all, hi + 1) - start;
+    const length = Math.max(0, firstAtLeast(all, hi + 1) - start); // contradictory bounds match nothing
     return { length, slice: (from, to) => all.slice(start + from, start + Math.min(to, length)) };
   }
 

@@ -184,3 +184,32 @@ describe('compileGuard: unsupported schemas throw when compiled', () => {
     expect(() => compileGuard(make())).toThrow(/compileGuard/);
   });
 });
+
+describe('compileGuard: format schemas (z.int(), z.email()…) are read as checks', () => {
+  it('z.int() compiles and agrees with zod on 1, 1.5, 2**53 and "1", alone and as a field, generated or not', () => {
+    const values = [1, 1.5, 2 ** 53, '1'];
+    const int = z.int();
+    const field = z.looseObject({ n: int, m: z.int().nullable().optional() });
+    for (const generateCode of [true, false]) {
+      const alone = compileGuard(int, { generateCode });
+      const inObject = compileGuard(field, { generateCode });
+      expect(values.map((v) => agreed(alone, int, v))).toEqual([true, false, false, false]);
+      expect(values.map((v) => agreed(inObject, field, { n: v }))).toEqual([true, false, false, false]);
+      expect(values.map((v) => agreed(inObject, field, { n: 1, m: v }))).toEqual([true, false, false, false]);
+      expect(agreed(inObject, field, { n: 1, m: null })).toBe(true);
+    }
+  });
+
+  // Read as no check at all, each would accept what zod refuses (any string as an email, 2**40 as an int32…).
+  it.each<[string, () => z.ZodType]>([
+    ['z.email()', () => z.email()],
+    ['z.int32()', () => z.int32()],
+    ['z.iso.datetime()', () => z.iso.datetime()],
+    ['z.xor([z.string(), z.number()])', () => z.xor([z.string(), z.number()])],
+  ])('%s throws at compile time, saying how to fix it', (_name, make) => {
+    for (const generateCode of [true, false]) {
+      expect(() => compileGuard(make(), { generateCode })).toThrow(/^compileGuard: .* is not supported/);
+      expect(() => compileGuard(z.looseObject({ field: make() }), { generateCode })).toThrow(/Keep order schemas to loose objects.*or teach src\/core\/commerce\/schema-guard\.ts the new case/);
+    }
+  });
+});

@@ -143,6 +143,58 @@ describe('orders.sync', () => {
     expect([...first, ...rest]).toEqual(range(1, 300));
   });
 
+  it('a synchronous onOrder (returning a non-thenable) gets every matching order in entity_id order', async () => {
+    sb = await commerceSandbox({ orders: 260 });
+    // A status filter leaves gaps in the ids, so "in order" is more than counting up.
+    const expected = range(1, 260).filter((id) => sb!.commerce.order(id)!.status === 'processing');
+    const delivered: number[] = [];
+    // Returns a number, as a careless `o => list.push(o)` does: nothing to await, nothing to call.
+    const onOrder = ((o: CommerceOrder) => delivered.push(o.entity_id)) as (o: CommerceOrder) => void;
+    const summary = await payFor(sb).orders.sync({ checkpoint: 'sync-fn', status: 'processing', pageSize: 25, prefetch: 3, onOrder });
+    expect(delivered).toEqual(expected);
+    expect(summary).toMatchObject({ delivered: expected.length, lastEntityId: expected.at(-1), complete: true });
+  });
+
+  it('awaits a thenable that is not a Promise: the next order waits until it resolves', async () => {
+    sb = await commerceSandbox({ orders: 30 });
+    const events: string[] = [];
+    const summary = await payFor(sb).orders.sync({ checkpoint: 'thenable', pageSize: 10, onOrder: (o) => {
+      events.push(`start ${o.entity_id}`);
+      const later = { then(resolve: () => void) {
+        setTimeout(() => {
+          events.push(`done ${o.entity_id}`);
+          resolve();
+        }, 2);
+      } };
+      return later as unknown as Promise<void>; // typed as the Promise it imitates
+    } });
+    // Not awaited, the starts would run ahead of the dones.
+    expect(events).toEqual(range(1, 30).flatMap((id) => [`start ${id}`, `done ${id}`]));
+    expect(summary).toMatchObject({ delivered: 30, complete: true });
+  });
+
+  it.each([
+    [1, undefined], // nothing delivered: nothing saved
+    [41, 40], // first order of a page: the previous page's position stands
+    [57, 56], // mid-page: the position is saved up to the order before
+  ])('a synchronous throw at order %i rejects with that error; the checkpoint holds %s and a rerun resumes after it', async (throwAt, saved) => {
+    sb = await commerceSandbox({ orders: 90 });
+    const checkpoints = new MemoryCheckpointStore();
+    const crash = new Error(`onOrder failed at ${throwAt}`);
+    const first: number[] = [];
+    const error = await payFor(sb, { stores: { checkpoints } }).orders.sync({ checkpoint: 'c', pageSize: 20, onOrder: (o) => {
+      if (o.entity_id === throwAt) throw crash;
+      first.push(o.entity_id);
+    } }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBe(crash);
+    expect(first).toEqual(range(1, throwAt - 1));
+    const raw = await checkpoints.get('c');
+    expect(raw === undefined ? undefined : (JSON.parse(raw) as { lastEntityId: number }).lastEntityId).toBe(saved);
+    const rest: number[] = [];
+    await payFor(sb, { stores: { checkpoints } }).orders.sync({ checkpoint: 'c', pageSize: 20, onOrder: (o) => void rest.push(o.entity_id) });
+    expect(rest).toEqual(range(throwAt, 90));
+  });
+
   it('refuses bad options and a checkpoint value it did not write', async () => {
     sb = await commerceSandbox({ orders: 5 });
     const checkpoints = new MemoryCheckpointStore();

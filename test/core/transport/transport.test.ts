@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectTransport, type Transport, type UpstreamResponse } from '../../../src/core/transport/index.js';
+import { BodyDecodingError } from '../../../src/core/transport/decompress.js';
 import { fetchTransport } from '../../../src/core/transport/fetch.js';
 import { nodeTransport } from '../../../src/core/transport/node.js';
 import { freePort } from '../../helpers/free-port.js';
@@ -17,6 +18,7 @@ const COMPRESS: Record<string, (body: Buffer) => Buffer> = {
   deflate: (body) => zlib.deflateSync(body),
   br: (body) => zlib.brotliCompressSync(body),
 };
+const GZIPPED = zlib.gzipSync(BIG_BODY);
 
 /** Tells a test when a request reached the server, so it aborts a request that is really in flight. */
 const arrivals = new EventEmitter();
@@ -51,6 +53,15 @@ beforeAll(async () => {
         case '/compressed/deflate':
         case '/compressed/br':
           return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding }).end(COMPRESS[encoding]!(BIG_BODY));
+        case '/stacked':
+          // `gzip, br`: gzip was applied first, then br over it.
+          return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip, br' }).end(zlib.brotliCompressSync(GZIPPED));
+        case '/truncated':
+          return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(GZIPPED.subarray(0, GZIPPED.length >> 1));
+        case '/unknown-coding':
+          return res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'x-custom' }).end('bytes as sent');
+        case '/corrupt':
+          return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end('this is not gzip');
         case '/hang':
           return; // never answers
         case '/stall':
@@ -87,7 +98,7 @@ const node = nodeTransport({ http, https, zlib });
 describe.each([
   ['fetch', fetchTransport],
   ['node:http', node],
-])('%s transport', (_name, transport: Transport) => {
+])('%s transport', (name, transport: Transport) => {
   const signal = () => AbortSignal.timeout(5_000);
 
   it('reads a 200 JSON answer: exact bytes, status, ok, headers by any case, missing header null', async () => {
@@ -137,6 +148,29 @@ describe.each([
     sameBytes(res.body, BIG_BODY);
   });
 
+  it('undoes stacked codings, the last applied first (gzip, br: br over gzip)', async () => {
+    const res = await transport(get('/stacked'), signal());
+    sameBytes(res.body, BIG_BODY);
+  });
+
+  it('yields the decompressed prefix of a gzip stream cut short', async () => {
+    const res = await transport(get('/truncated'), signal());
+    expect(res.body.byteLength).toBeGreaterThan(0);
+    expect(res.body.byteLength).toBeLessThan(BIG_BODY.length);
+    sameBytes(res.body, BIG_BODY.subarray(0, res.body.byteLength));
+  });
+
+  it('leaves the bytes of an unknown coding as sent', async () => {
+    const res = await transport(get('/unknown-coding'), signal());
+    expect(text(res)).toBe('bytes as sent');
+    expect(res.headers.get('content-encoding')).toBe('x-custom');
+  });
+
+  it('sends a header value with a trailing newline trimmed (a key read from a file)', async () => {
+    const res = await transport({ method: 'POST', url: `${base}/echo`, headers: { authorization: 'Bearer t\n' }, body: '' }, signal());
+    expect(JSON.parse(text(res))).toMatchObject({ auth: 'Bearer t' });
+  });
+
   it('rejects with a TimeoutError when the server never answers', async () => {
     const error = await rejection(transport(get('/hang'), AbortSignal.timeout(50)));
     expect(error.name).toBe('TimeoutError');
@@ -165,15 +199,29 @@ describe.each([
     expect(hits.get('/echo') ?? 0).toBe(before);
   });
 
-  it('rejects when the server drops the connection in the middle of the body', async () => {
+  it('rejects with a connection reset (not a time-out) when the server drops the connection in the middle of the body', async () => {
     const error = await rejection(transport(get('/cut'), signal()));
     expect(error).toBeInstanceOf(Error);
+    expect(error.name).not.toBe('TimeoutError');
+    // node:http puts the code on the error; fetch throws a TypeError ('terminated') with undici's code on the cause.
+    if (name === 'fetch') expect([error.name, error.cause?.code]).toEqual(['TypeError', 'UND_ERR_SOCKET']);
+    else expect(error.code).toBe('ECONNRESET');
   });
 
   it('rejects a refused connection with ECONNREFUSED (on the error or its cause)', async () => {
     const port = await freePort();
     const error = await rejection(transport({ method: 'GET', url: `http://127.0.0.1:${port}/` }, signal()));
     expect([error.code, error.cause?.code]).toContain('ECONNREFUSED');
+  });
+});
+
+describe('node:http transport: a body that does not decompress', () => {
+  it('rejects with BodyDecodingError naming the Content-Encoding, zlib\'s error as its cause', async () => {
+    const error = await rejection(node(get('/corrupt'), AbortSignal.timeout(5_000)));
+    expect(error).toBeInstanceOf(BodyDecodingError);
+    expect(error.message).toContain('Content-Encoding: gzip');
+    expect((error as unknown as BodyDecodingError).encoding).toBe('gzip');
+    expect(error.cause?.code).toBe('Z_DATA_ERROR');
   });
 });
 
@@ -186,6 +234,13 @@ describe('selectTransport', () => {
   it('picks fetch when a builtin it needs is missing', () => {
     const require = createRequire(import.meta.url);
     expect(selectTransport({ process: { getBuiltinModule: (id) => (id === 'node:zlib' ? undefined : require(id)) } })).toBe(fetchTransport);
+  });
+
+  it('picks fetch when getBuiltinModule throws (a runtime that imitates Node without these modules)', () => {
+    const getBuiltinModule = () => {
+      throw new Error('No such built-in module: node:http');
+    };
+    expect(selectTransport({ process: { getBuiltinModule } })).toBe(fetchTransport);
   });
 
   it('picks node:http when process.getBuiltinModule exists, and that transport works', async () => {

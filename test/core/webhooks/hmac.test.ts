@@ -17,6 +17,16 @@ describe('selectHmac: node:crypto on Node, WebCrypto elsewhere', () => {
     expect(noBuiltin([SECRET]).runtime).toBe('webcrypto');
   });
 
+  it("picks WebCrypto where process.getBuiltinModule throws, as on Next's edge runtime", () => {
+    const throwing = () => {
+      throw new Error('A Node.js API is used (process.getBuiltinModule) which is not supported in the Edge Runtime.');
+    };
+    const calling = selectHmac({ process: { getBuiltinModule: throwing }, crypto: globalThis.crypto }) as HmacFactory;
+    expect(calling([SECRET]).runtime).toBe('webcrypto');
+    const reading = selectHmac({ process: Object.defineProperty({}, 'getBuiltinModule', { get: throwing }), crypto: globalThis.crypto }) as HmacFactory;
+    expect(reading([SECRET]).runtime).toBe('webcrypto');
+  });
+
   it('on a Node without process.getBuiltinModule (before 20.16) imports node:crypto once', async () => {
     const original = process.getBuiltinModule;
     try {

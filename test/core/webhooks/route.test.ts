@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryClaimStore, type ClaimStore, type WebhookEvent, type WebhookFailure } from 'paywidget-server';
+import { MemoryClaimStore, WebhookHandlerError, type ClaimStore, type WebhookEvent, type WebhookFailure } from 'paywidget-server';
+import { createDispatcher } from '../../../src/core/webhooks/dispatch.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { CountingStore, deferred, delivery, payWithClock, post, sleep, T0 } from './helpers.js';
 
@@ -447,6 +448,54 @@ describe('handlers: on, onAny, onError, event types', () => {
     off();
     await post(pay, delivery(paid));
     expect(runs).toBe(0);
+  });
+
+  // Unsubscribing splices the live list; the dispatcher must run the list as it was when the event arrived.
+  it('a handler that unsubscribes itself mid-dispatch: every handler runs for this event, it does not for the next', async () => {
+    const { pay } = payWithClock();
+    const ran: string[] = [];
+    // Each event its own payload: the same signed body under a new id is refused as a replay.
+    const offA = pay.webhooks.onAny(() => {
+      ran.push('A');
+      offA();
+    });
+    pay.webhooks.onAny(() => void ran.push('B'));
+    pay.webhooks.onAny(() => void ran.push('C'));
+    expect((await post(pay, delivery({ ...paid, n: '1' }, { eventId: 'evt_self_1' }))).status).toBe(200);
+    expect(ran).toEqual(['A', 'B', 'C']);
+    ran.length = 0;
+    expect((await post(pay, delivery({ ...paid, n: '2' }, { eventId: 'evt_self_2' }))).status).toBe(200);
+    expect(ran).toEqual(['B', 'C']);
+  });
+
+  it('a handler that unsubscribes another mid-dispatch: the other still runs for this event, not for the next', async () => {
+    const { pay } = payWithClock();
+    const ran: string[] = [];
+    pay.webhooks.onAny(() => {
+      ran.push('X');
+      offY();
+    });
+    const offY = pay.webhooks.onAny(() => void ran.push('Y'));
+    expect((await post(pay, delivery({ ...paid, n: '1' }, { eventId: 'evt_other_1' }))).status).toBe(200);
+    expect(ran).toEqual(['X', 'Y']);
+    ran.length = 0;
+    expect((await post(pay, delivery({ ...paid, n: '2' }, { eventId: 'evt_other_2' }))).status).toBe(200);
+    expect(ran).toEqual(['X']);
+  });
+
+  it('a lone handler that throws (the one-handler path): dispatch rejects with WebhookHandlerError, onError told once', async () => {
+    const dispatcher = createDispatcher(captureLogger(), (p) => (p as { type?: string }).type);
+    const boom = new Error('lone handler failed');
+    dispatcher.onAny(() => {
+      throw boom;
+    });
+    const failures: WebhookFailure[] = [];
+    dispatcher.onError((failure) => void failures.push(failure));
+    const error = await dispatcher.dispatch({ id: 'evt_lone', payload: paid, timestamp: T0 }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(WebhookHandlerError);
+    expect((error as WebhookHandlerError).errors).toEqual([boom]);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({ error: boom, event: { id: 'evt_lone', type: 'payment.succeeded' } });
   });
 
   it('refuses nonsense registrations', () => {

@@ -1,0 +1,68 @@
+import { once } from 'node:events';
+import * as http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PayError } from '../../src/index.js';
+import { resolveConfig, type HttpPolicy } from '../../src/core/config.js';
+import { callUpstream } from '../../src/core/http.js';
+import { BodyDecodingError } from '../../src/core/transport/decompress.js';
+
+const hits = new Map<string, number>();
+let server: http.Server;
+let base: string;
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    hits.set(req.url!, (hits.get(req.url!) ?? 0) + 1);
+    switch (req.url) {
+      case '/corrupt':
+        return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end('{"not":"gzip"}');
+      case '/unavailable':
+        return res.writeHead(503, { 'content-type': 'text/plain' }).end('try later');
+      case '/headers':
+        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(req.headers));
+      default:
+        return res.writeHead(404).end();
+    }
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+/** The configured policy with two retries and quick back-off. */
+const policy = (http: Partial<HttpPolicy> = {}) => resolveConfig({ env: {}, http: { maxRetries: 2, backoffBaseMs: 5, backoffMaxMs: 10, ...http } }).http;
+const get = (path: string) => ({ service: 'commerce', method: 'GET', url: `${base}${path}` });
+
+describe('callUpstream', () => {
+  it('retries a 503 up to maxRetries (so the counts below would show a retry)', async () => {
+    const res = await callUpstream(get('/unavailable'), policy());
+    expect(res.status).toBe(503);
+    expect(hits.get('/unavailable')).toBe(3);
+  });
+
+  it.each(['auto', 'fetch'] as const)('a body that does not decompress (transport %s): UPSTREAM_INVALID_RESPONSE naming the Content-Encoding, not retried', async (transport) => {
+    hits.delete('/corrupt');
+    const error = await callUpstream(get('/corrupt'), policy({ transport })).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(PayError);
+    const payError = error as PayError;
+    expect(payError.code).toBe('UPSTREAM_INVALID_RESPONSE');
+    expect(payError.message).toContain('GET /corrupt');
+    expect(payError.message).toContain('Content-Encoding: gzip');
+    expect(payError.details).toEqual({ service: 'commerce' });
+    expect(payError.cause).toBeInstanceOf(BodyDecodingError);
+    expect(hits.get('/corrupt')).toBe(1);
+  });
+
+  it("http.transport 'fetch' sends through fetch, 'auto' through node:http on Node", async () => {
+    // fetch adds Sec-Fetch-Mode to every request; node:http never does.
+    const headersSent = async (transport: HttpPolicy['transport']) =>
+      JSON.parse(Buffer.from((await callUpstream(get('/headers'), policy({ transport }))).body).toString('utf8')) as Record<string, string>;
+    expect((await headersSent('fetch'))['sec-fetch-mode']).toBe('cors');
+    expect((await headersSent('auto'))['sec-fetch-mode']).toBeUndefined();
+  });
+});
