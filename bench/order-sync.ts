@@ -7,6 +7,7 @@
  * The sandbox runs in a child process (so its CPU is not the client's), and each memory figure comes
  * from a fresh child process that does nothing but the sync. Children run this file compiled to plain
  * JavaScript (esbuild, which tsup and tsx already bring), so the tsx loader's ~35 MB is not counted.
+ * BENCH_SAMPLES=1 prints every run behind the medians.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
@@ -124,13 +125,26 @@ async function peakMemory(count: number): Promise<Memory> {
 }
 
 /** Orders per second of the naive loop and of the library, on one sandbox with `latencyMs` per page. */
-async function compare(count: number, latencyMs: number): Promise<{ naive: number; library: number }> {
+/**
+ * Orders per second of the naive loop and of the library on one sandbox with `latencyMs` per page:
+ * the median of `rounds` runs each, alternating which goes first, so a busy moment on a 2-core machine
+ * does not fall on one side only.
+ */
+async function compare(count: number, latencyMs: number, rounds: number): Promise<{ naive: number; library: number }> {
   const { platform, stop } = await startPlatform(count, latencyMs);
   try {
     await warmUp(platform);
-    const naive = await timed(() => naiveSync(platform), count);
-    const library = await timed(() => librarySync(platform, `measured-${latencyMs}`), count);
-    return { naive, library };
+    const naive: number[] = [];
+    const library: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const runNaive = async () => naive.push(await timed(() => naiveSync(platform), count));
+      const runLibrary = async () => library.push(await timed(() => librarySync(platform, `measured-${latencyMs}-${round}`), count));
+      if (round % 2 === 0) await runNaive().then(runLibrary);
+      else await runLibrary().then(runNaive);
+    }
+    if (process.env.BENCH_SAMPLES) console.error({ latencyMs, naive, library });
+    const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    return { naive: median(naive), library: median(library) };
   } finally {
     stop();
   }
@@ -140,14 +154,14 @@ const load = () => loadavg()[0]!.toFixed(1);
 
 export async function benchOrderSync(): Promise<void> {
   const loadBefore = load();
-  const required = await compare(ORDERS, LATENCY_MS);
-  const slow = await compare(20_000, 25);
+  const required = await compare(ORDERS, LATENCY_MS, 3);
+  const slow = await compare(20_000, 25, 3);
   const small = await peakMemory(10_000);
   const large = await peakMemory(100_000);
   // A third point: where the peak stops growing, the sync's memory is bounded, whatever the count.
   const huge = await peakMemory(300_000);
   const context = `load average ${loadBefore} → ${load()} on ${availableParallelism()} cores`;
-  printTable(`Order sync, page size ${PAGE_SIZE} (${context})`, [
+  printTable(`Order sync, page size ${PAGE_SIZE}, median of 3 alternating runs (${context})`, [
     { name: `naive loop, ${ORDERS / 1000}k orders, +${LATENCY_MS} ms/page`, unit: 'orders/s', value: required.naive },
     { name: `pay.orders.sync, ${ORDERS / 1000}k orders, +${LATENCY_MS} ms/page`, unit: 'orders/s', value: required.library, reference: `naive loop, ${ORDERS / 1000}k orders, +${LATENCY_MS} ms/page`, target: '≥ 3×' },
     { name: 'naive loop, 20k orders, +25 ms/page', unit: 'orders/s', value: slow.naive },
