@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryClaimStore } from 'paywidget-server';
+import { captureLogger } from '../../helpers/capture-logger.js';
+import { CountingStore, delivery, payWithClock, post, sleep, T0 } from './helpers.js';
+
+const paid = { type: 'payment.succeeded', data: { payment_id: 'pay_1', order_id: 'ord_1' } };
+
+describe('POST /webhooks: the store', () => {
+  it('is never touched before the signature checked out', async () => {
+    const store = new CountingStore(new MemoryClaimStore());
+    const { pay } = payWithClock({ stores: { claims: store }, webhooks: { maxBodyBytes: 2048 } });
+    const d = delivery(paid);
+    const forgeries = [
+      delivery(paid, { secret: 'whsec_attacker' }),
+      { ...d, body: (d.body as string).replace('pay_1', 'pay_2') },
+      { ...d, headers: { ...d.headers, 'x-pay-signature': 'f'.repeat(64) } },
+      { ...d, headers: { ...d.headers, 'x-pay-signature': 'nope' } },
+      { ...d, headers: { ...d.headers, 'x-pay-timestamp': String(T0 + 1) } },
+      { ...d, headers: { 'x-pay-event-id': 'evt_1' } },
+      delivery(paid, { timestamp: T0 - 3_600 }),
+      delivery('{not json'),
+      { ...d, body: 'x'.repeat(4096) },
+    ];
+    for (const forged of forgeries) expect((await post(pay, forged)).status).toBeGreaterThanOrEqual(400);
+    const parsed = await pay.handle({ method: 'POST', path: '/webhooks', headers: d.headers, parsedBody: paid });
+    expect(parsed?.status).toBe(400);
+    expect(store.calls).toEqual([]);
+    expect((await post(pay, d)).status).toBe(200);
+    expect(store.calls.length).toBeGreaterThan(0);
+  });
+
+  it('a store that throws: 503 with Retry-After, then the retry is processed once the store is back', async () => {
+    const logger = captureLogger();
+    const store = new CountingStore(new MemoryClaimStore());
+    const { pay } = payWithClock({ stores: { claims: store }, logger });
+    let runs = 0;
+    pay.webhooks.onAny(() => void runs++);
+    const d = delivery(paid, { eventId: 'evt_store' });
+    store.failing = new Set(['claim']);
+    const down = await post(pay, d);
+    expect(down.status).toBe(503);
+    expect(down.json.error?.code).toBe('STORE_UNAVAILABLE');
+    expect(down.headers['retry-after']).toBeDefined();
+    expect(runs).toBe(0);
+    expect(logger.text()).toContain('ECONNREFUSED');
+    store.failing = new Set();
+    expect((await post(pay, d)).json).toEqual({ received: true });
+    expect((await post(pay, d)).json).toEqual({ received: true, duplicate: true });
+    expect(runs).toBe(1);
+  });
+
+  it('one of the two claims failing releases the other, so the retry is not blocked', async () => {
+    const inner = new MemoryClaimStore();
+    let failNext = true;
+    const store = new CountingStore(inner);
+    const flaky = {
+      claim: (key: string, leaseMs: number) => {
+        if (key.startsWith('evt:') && failNext) {
+          failNext = false;
+          return Promise.reject(new Error('timeout'));
+        }
+        return store.claim(key, leaseMs);
+      },
+      complete: store.complete.bind(store),
+      release: store.release.bind(store),
+    };
+    const { pay } = payWithClock({ stores: { claims: flaky } });
+    const d = delivery(paid, { eventId: 'evt_half' });
+    expect((await post(pay, d)).status).toBe(503);
+    expect(store.calls).toContain(`release sig:${d.headers['x-pay-signature']}`);
+    expect((await post(pay, d)).status).toBe(200);
+  });
+
+  it('a store that fails after the handler ran still answers 200 (the work is done), and logs it', async () => {
+    const logger = captureLogger();
+    const store = new CountingStore(new MemoryClaimStore());
+    const { pay } = payWithClock({ stores: { claims: store }, logger });
+    pay.webhooks.onAny(() => {
+      store.failing = new Set(['complete']);
+    });
+    expect((await post(pay, delivery(paid, { eventId: 'evt_c' }))).status).toBe(200);
+    expect(logger.text()).toMatch(/failed to complete a claim/);
+  });
+
+  it('a completion that failed is retried in the background while the lease lasts, so a later duplicate is recognised', async () => {
+    const store = new CountingStore(new MemoryClaimStore());
+    const { pay } = payWithClock({ stores: { claims: store } });
+    let runs = 0;
+    pay.webhooks.onAny(() => {
+      runs++;
+      store.failing = new Set(['complete']);
+    });
+    const d = delivery(paid, { eventId: 'evt_later' });
+    expect((await post(pay, d)).status).toBe(200);
+    expect((await post(pay, d)).status).toBe(409); // still claimed, not done
+    store.failing = new Set();
+    for (let i = 0; i < 40 && (await post(pay, d)).status === 409; i++) await sleep(25);
+    expect((await post(pay, d)).json).toEqual({ received: true, duplicate: true });
+    expect(runs).toBe(1);
+  });
+
+  it('a store that fails to release after a handler failure still answers 500', async () => {
+    const store = new CountingStore(new MemoryClaimStore());
+    const { pay } = payWithClock({ stores: { claims: store } });
+    pay.webhooks.onAny(() => {
+      store.failing = new Set(['release']);
+      throw new Error('handler failed');
+    });
+    expect((await post(pay, delivery(paid, { eventId: 'evt_r' }))).status).toBe(500);
+  });
+});
