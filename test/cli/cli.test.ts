@@ -99,11 +99,14 @@ describe('paywidget CLI', () => {
     const controller = new AbortController();
     let bars = 0;
     const stderr = sink({ tty: true, onWrite: (text) => void (text.startsWith('\r') && ++bars === 2 && controller.abort()) });
-    // Pages that take a moment, so the stop lands mid-run however fast the machine is.
-    const slow = sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', latencyMs: 25, times: Infinity });
+    // The first page at once, the rest slowly: the stop (on the second bar, drawn at most every 100 ms) lands
+    // mid-run however fast the machine and however many pages the sync asks for ahead.
+    const fast = sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', latencyMs: 1, times: 1 });
+    const slow = sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', latencyMs: 300, times: Infinity });
     const first = await run(['orders', 'sync', '--checkpoint', checkpoint, '--out', out, '--page-size', '50'], { stderr, signal: controller.signal });
     expect(sb.commerce.faults.list().find((fault) => fault.id === slow)?.hits).toBeGreaterThan(0);
     sb.commerce.faults.remove(slow);
+    sb.commerce.faults.remove(fast);
     expect(first.code).toBe(130);
     expect(first.stderr).toMatch(/\r\[#+-*\]\s+\d+%\s+\d+\/480 orders/);
     expect(first.stderr).toMatch(/Stopped after \d+ orders; position: entity_id \d+\. Run the same command to continue\./);
