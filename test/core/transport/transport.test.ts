@@ -40,6 +40,14 @@ beforeAll(async () => {
           return res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'X-Request-Id': 'r-1' }).end(JSON_BODY);
         case '/big':
           return res.writeHead(200, { 'content-type': 'application/json' }).end(BIG_BODY);
+        case '/chunked': {
+          // No Content-Length: the body comes in pieces of chunked encoding.
+          res.writeHead(200, { 'content-type': 'application/json' });
+          for (let i = 0; i < BIG_BODY.length; i += 10_000) res.write(BIG_BODY.subarray(i, i + 10_000));
+          return res.end();
+        }
+        case '/head':
+          return res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1234' }).end();
         case '/echo': {
           const received = Buffer.concat(chunks);
           const echo = { method: req.method, contentLength: req.headers['content-length'], bytes: received.length, body: received.toString('utf8'), auth: req.headers.authorization };
@@ -113,9 +121,21 @@ describe.each([
     expect(res.headers.get('x-not-sent')).toBeNull();
   });
 
-  it('reads a body that arrives in many chunks', async () => {
-    const res = await transport(get('/big'), signal());
-    sameBytes(res.body, BIG_BODY);
+  it('reads a body that arrives in many chunks, with or without a Content-Length, into a buffer of its own', async () => {
+    for (const path of ['/big', '/chunked']) {
+      const res = await transport(get(path), signal());
+      sameBytes(res.body, BIG_BODY);
+      // Not a view into a shared pool: a caller may keep the body or read its `.buffer`.
+      expect(res.body.byteOffset).toBe(0);
+      expect(res.body.buffer.byteLength).toBe(BIG_BODY.length);
+    }
+  });
+
+  it('answers a HEAD with an empty body, whatever Content-Length says', async () => {
+    const res = await transport({ method: 'HEAD', url: `${base}/head` }, signal());
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-length')).toBe('1234');
+    expect(res.body.length).toBe(0);
   });
 
   it('sends a POST string body intact, multi-byte UTF-8 included, with the right content-length', async () => {
