@@ -1,17 +1,16 @@
-import { once } from 'node:events';
-import * as http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayError } from '../../src/index.js';
 import { resolveConfig, type HttpPolicy } from '../../src/core/config.js';
 import { callUpstream } from '../../src/core/http.js';
 import { BodyDecodingError } from '../../src/core/transport/decompress.js';
+import { startLocalServer, type LocalServer } from '../helpers/local-server.js';
 
 const hits = new Map<string, number>();
-let server: http.Server;
+let local: LocalServer;
 let base: string;
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
+  local = await startLocalServer((req, res) => {
     hits.set(req.url!, (hits.get(req.url!) ?? 0) + 1);
     switch (req.url) {
       case '/corrupt':
@@ -24,15 +23,10 @@ beforeAll(async () => {
         return res.writeHead(404).end();
     }
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  base = local.base;
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => local.close());
 
 /** The configured policy with two retries and quick back-off. */
 const policy = (http: Partial<HttpPolicy> = {}) => resolveConfig({ env: {}, http: { maxRetries: 2, backoffBaseMs: 5, backoffMaxMs: 10, ...http } }).http;

@@ -9,6 +9,7 @@ import { BodyDecodingError } from '../../../src/core/transport/decompress.js';
 import { fetchTransport } from '../../../src/core/transport/fetch.js';
 import { nodeTransport } from '../../../src/core/transport/node.js';
 import { freePort } from '../../helpers/free-port.js';
+import { startLocalServer, type LocalServer } from '../../helpers/local-server.js';
 
 const JSON_BODY = Buffer.from(JSON.stringify({ items: [{ sku: '24-MB02', price: 59 }], total_count: 1 }));
 // Big enough to arrive in many chunks, and to compress.
@@ -23,11 +24,11 @@ const GZIPPED = zlib.gzipSync(BIG_BODY);
 /** Tells a test when a request reached the server, so it aborts a request that is really in flight. */
 const arrivals = new EventEmitter();
 const hits = new Map<string, number>();
-let server: http.Server;
+let local: LocalServer;
 let base: string;
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
+  local = await startLocalServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
     hits.set(url.pathname, (hits.get(url.pathname) ?? 0) + 1);
     arrivals.emit(url.pathname);
@@ -85,16 +86,10 @@ beforeAll(async () => {
       }
     });
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  base = local.base;
 });
 
-afterAll(async () => {
-  // Hanging and stalled requests keep sockets open; drop them so the server (and vitest) can close.
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => local.close()); // drops the hanging and stalled requests' sockets too
 
 const get = (path: string) => ({ method: 'GET', url: `${base}${path}` });
 // Buffer#equals, not toEqual: toEqual walks a big buffer byte by byte and takes seconds.
