@@ -32,6 +32,18 @@ export interface Command {
   subcommands?: Command[];
 }
 
+/** A command made of subcommands; its --help lists them, each as `usage` (e.g. 'get <entity_id>') and its summary. */
+export function commandGroup(name: string, summary: string, subcommands: { usage: string; command: Command }[]): Command {
+  const width = Math.max(...subcommands.map(({ usage }) => usage.length)) + 3;
+  const listing = subcommands.map(({ usage, command }) => `  ${usage.padEnd(width)}${command.summary}`).join('\n');
+  return {
+    name,
+    summary,
+    help: `Usage: paywidget ${name} <command>\n\nCommands:\n${listing}\n\nRun 'paywidget ${name} <command> --help' for its options.`,
+    subcommands: subcommands.map(({ command }) => command),
+  };
+}
+
 type Options = NonNullable<ParseArgsConfig['options']>;
 type HelpOption = { help: { type: 'boolean'; short: string } };
 /** What `parse` returns (spelled out so declaration files can name it). */

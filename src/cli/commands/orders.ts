@@ -7,7 +7,7 @@ import { MemoryCheckpointStore, type CheckpointStore } from '../../core/stores/c
 import { silentLogger } from '../../core/logger.js';
 import { parseCliDate } from '../dates.js';
 import { FileCheckpointStore } from '../file-checkpoint-store.js';
-import { EXIT, parse, UsageError, write, type CliIo, type Command, printHelp } from '../io.js';
+import { commandGroup, EXIT, parse, UsageError, write, type CliIo, type Command, printHelp } from '../io.js';
 import { ProgressBar } from '../progress.js';
 
 const ENVIRONMENT = `Environment:
@@ -146,15 +146,7 @@ ${ENVIRONMENT}`,
   },
 };
 
-export const ordersCommand: Command = {
-  name: 'orders',
-  summary: 'read and sync the commerce platform\'s orders',
-  help: `Usage: paywidget orders <command>
-
-Commands:
-  get <entity_id>   ${get.summary}
-  sync              ${sync.summary}
-
-Run 'paywidget orders <command> --help' for its options.`,
-  subcommands: [get, sync],
-};
+export const ordersCommand = commandGroup('orders', 'read and sync the commerce platform\'s orders', [
+  { usage: 'get <entity_id>', command: get },
+  { usage: 'sync', command: sync },
+]);

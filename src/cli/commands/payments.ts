@@ -2,7 +2,7 @@ import { fromMinorUnits } from '../../core/money/index.js';
 import { createPay } from '../../core/pay.js';
 import type { ReconcileResult } from '../../core/payments/reconcile.js';
 import { silentLogger } from '../../core/logger.js';
-import { EXIT, parse, UsageError, write, type Command, printHelp } from '../io.js';
+import { commandGroup, EXIT, parse, UsageError, write, type Command, printHelp } from '../io.js';
 import { formatPairs } from '../table.js';
 
 export const PAYMENT_ENVIRONMENT = `Environment:
@@ -68,14 +68,6 @@ ${PAYMENT_ENVIRONMENT}`,
   },
 };
 
-export const paymentsCommand: Command = {
-  name: 'payments',
-  summary: 'read and reconcile payments with the payment service',
-  help: `Usage: paywidget payments <command>
-
-Commands:
-  reconcile <payment_id>   ${reconcile.summary}
-
-Run 'paywidget payments <command> --help' for its options.`,
-  subcommands: [reconcile],
-};
+export const paymentsCommand = commandGroup('payments', 'read and reconcile payments with the payment service', [
+  { usage: 'reconcile <payment_id>', command: reconcile },
+]);
