@@ -18,13 +18,16 @@ export function payRouter(payOrOptions?: Pay | PayOptions, { prefix = '' }: PayR
   const router = prefix ? new Router({ prefix }) : new Router();
 
   // The path is rebuilt from the matched route and its params, so the router works under any parent router.
-  const handle = (pattern: string) => async (ctx: Context & { params: Record<string, string> }, next: () => Promise<unknown>) => {
-    const path = pattern.includes(':') ? pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(ctx.params[name] ?? '')) : pattern;
-    const response = await handleNodeRequest(pay, ctx.req, path, ctx.request as ParsedBodyHolder);
-    if (response === null) return next(); // OPTIONS: the app's own handling
-    ctx.status = response.status;
-    ctx.set(response.headers);
-    ctx.body = typeof response.body === 'string' ? response.body : Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength);
+  const handle = (pattern: string) => {
+    const hasParams = pattern.includes(':');
+    return async (ctx: Context & { params: Record<string, string> }, next: () => Promise<unknown>) => {
+      const path = hasParams ? pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(ctx.params[name] ?? '')) : pattern;
+      const response = await handleNodeRequest(pay, ctx.req, path, ctx.request as ParsedBodyHolder);
+      if (response === null) return next(); // OPTIONS: the app's own handling
+      ctx.status = response.status;
+      ctx.set(response.headers);
+      ctx.body = typeof response.body === 'string' ? response.body : Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength);
+    };
   };
 
   // Every method reaches the core, which answers 405 with Allow like the other adapters.

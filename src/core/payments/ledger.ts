@@ -1,17 +1,10 @@
 import { PayError } from '../errors.js';
-import type { LedgerEntry, LedgerQuery, LedgerRecordResult, LedgerSource, LedgerStore } from '../stores/ledger-store.js';
+import type { LedgerEntry, LedgerObservation, LedgerQuery, LedgerRecordResult, LedgerStore } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { PaymentOutcome } from './options.js';
 
-/** Something learned about a payment; the ledger classifies the status itself. */
-export interface LedgerInput {
-  paymentId: string;
-  status: string | null;
-  source: LedgerSource;
-  orderId?: string;
-  amount?: number;
-  currency?: string;
-}
+/** Something learned about a payment: an observation before the ledger classifies its status and stamps it. */
+export type LedgerInput = Omit<LedgerObservation, 'outcome' | 'at'>;
 
 export interface Ledger {
   get(paymentId: string): Promise<LedgerEntry | undefined>;
@@ -55,14 +48,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     },
     async record(input) {
       const outcome = deps.classify(input.status);
-      let result: LedgerRecordResult;
-      try {
-        // Inline rather than through guard(): this runs on every payment webhook.
-        result = await store.record({ ...input, outcome, at: deps.now() });
-      } catch (error) {
-        logger.error({ err: error, paymentId: input.paymentId }, 'payment ledger store failed to record an outcome');
-        throw unavailable(error);
-      }
+      const result = await guard('record an outcome', input.paymentId, () => store.record({ ...input, outcome, at: deps.now() }));
       const { entry, previous, changed } = result;
       if (changed) {
         logger.info({ paymentId: entry.paymentId, orderId: entry.orderId, status: entry.status, outcome: entry.outcome, from: previous?.status ?? undefined, source: input.source }, 'payment ledger updated');

@@ -72,7 +72,7 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
 
     async dispatch({ id, payload, timestamp }) {
       let type: string | undefined;
-      let errors: readonly Error[];
+      let errors: Error[];
       try {
         type = eventType(payload);
       } catch (extractorFailure) {
@@ -80,11 +80,8 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
       }
       const event: WebhookEvent = Object.freeze({ id, type, payload, timestamp });
       errors ??= await runInternal(internal, event);
-      if (errors.length === 0) {
-        const typed = type === undefined ? undefined : byType.get(type);
-        // A copy when there are several: a handler that unsubscribes (itself or another) must not shift the list being run.
-        errors = await runHandlers(typed?.length ? [...typed, ...any] : any.length > 1 ? [...any] : any, event, logger);
-      }
+      // A copy: a handler that unsubscribes (itself or another) must not shift the list being run.
+      if (errors.length === 0) errors = await runHandlers(type === undefined ? [...any] : [...(byType.get(type) ?? []), ...any], event, logger);
       if (errors.length === 0) return;
       for (const error of errors) {
         for (const handler of [...errorHandlers]) {
@@ -95,14 +92,12 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
           }
         }
       }
-      throw new WebhookHandlerError(event, [...errors]);
+      throw new WebhookHandlerError(event, errors);
     },
   };
 }
 
-const NO_ERRORS: readonly Error[] = Object.freeze([]);
-
-async function runInternal(handlers: readonly WebhookHandler[], event: WebhookEvent): Promise<readonly Error[]> {
+async function runInternal(handlers: readonly WebhookHandler[], event: WebhookEvent): Promise<Error[]> {
   for (const handler of handlers) {
     try {
       await handler(event);
@@ -110,10 +105,10 @@ async function runInternal(handlers: readonly WebhookHandler[], event: WebhookEv
       return [asError(error)];
     }
   }
-  return NO_ERRORS;
+  return [];
 }
 
-async function runHandlers(handlers: WebhookHandler[], event: WebhookEvent, logger: Logger): Promise<readonly Error[]> {
+async function runHandlers(handlers: WebhookHandler[], event: WebhookEvent, logger: Logger): Promise<Error[]> {
   if (handlers.length === 0) {
     logger.debug({ eventId: event.id, type: event.type }, 'webhook event has no handler');
     return [];
@@ -122,7 +117,7 @@ async function runHandlers(handlers: WebhookHandler[], event: WebhookEvent, logg
     // The usual case, without allSettled's bookkeeping.
     try {
       await handlers[0]!(event);
-      return NO_ERRORS;
+      return [];
     } catch (error) {
       return [asError(error)];
     }

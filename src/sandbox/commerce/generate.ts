@@ -59,8 +59,7 @@ export function generateOrder(seed: number, facts: OrderFacts): SandboxOrder {
   const cur = CURRENCIES[facts.currencyIndex]!;
   const { state, status } = STATES[facts.stateIndex]!;
   const paid = state !== 'new';
-  const scale = 10 ** cur.exp;
-  const amount = (minor: number) => minor / scale;
+  const amount = (minor: number) => decimal(minor, cur.exp);
   const guest = r() < 0.3;
   const first = pick(FIRST);
   const last = pick(LAST);
