@@ -30,61 +30,66 @@ describe('the built package', () => {
   });
 });
 
-/** `next build` then `next start` of an app, configured for the sandbox; its output is collected. */
-async function buildAndStart(app: string, sandbox: Sandbox): Promise<{ base: string; server: ChildProcess; output: () => string }> {
-  await run(process.execPath, [nextBin, 'build', app], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 });
-  const port = await freePort();
-  const server = spawn(process.execPath, [nextBin, 'start', app, '-p', String(port), '-H', '127.0.0.1'], {
-    cwd: root,
-    env: { ...env, PAY_API_URL: sandbox.paymentUrl, PAY_MERCHANT_ID: sandbox.merchantId, PAY_MERCHANT_API_KEY: sandbox.apiKey, PAY_WEBHOOK_SECRET: sandbox.webhookSecret },
-    stdio: ['ignore', 'pipe', 'pipe'],
+interface ServedApp {
+  sandbox: Sandbox;
+  /** `http://127.0.0.1:<port>/api/pay` */
+  base: string;
+  /** What the server printed so far. */
+  output: string;
+}
+
+/** Around the enclosing describe: a sandbox, then `next build` and `next start` of `app` configured for it. */
+function servedApp(app: string): ServedApp {
+  const served = { output: '' } as ServedApp;
+  let server: ChildProcess | undefined;
+  beforeAll(async () => {
+    served.sandbox = await startSandbox();
+    const { sandbox } = served;
+    await run(process.execPath, [nextBin, 'build', app], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 });
+    const port = await freePort();
+    server = spawn(process.execPath, [nextBin, 'start', app, '-p', String(port), '-H', '127.0.0.1'], {
+      cwd: root,
+      env: { ...env, PAY_API_URL: sandbox.paymentUrl, PAY_MERCHANT_ID: sandbox.merchantId, PAY_MERCHANT_API_KEY: sandbox.apiKey, PAY_WEBHOOK_SECRET: sandbox.webhookSecret },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    server.stdout?.on('data', (chunk: Buffer) => (served.output += chunk.toString()));
+    server.stderr?.on('data', (chunk: Buffer) => (served.output += chunk.toString()));
+    served.base = `http://127.0.0.1:${port}/api/pay`;
+    for (let i = 0; i < 200; i++) {
+      if (await fetch(`${served.base}/nope`).then(() => true, () => false)) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }, 300_000);
+  afterAll(async () => {
+    server?.kill();
+    await served.sandbox?.close();
   });
-  let output = '';
-  server.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  server.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  for (let i = 0; i < 200; i++) {
-    if (await fetch(`http://127.0.0.1:${port}/api/pay/nope`).then(() => true, () => false)) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { base: `http://127.0.0.1:${port}/api/pay`, server, output: () => output };
+  return served;
 }
 
 describe('examples/next built with next build and served by next start', () => {
-  let sandbox: Sandbox;
-  let server: ChildProcess;
-  let base: string;
-  let output: () => string;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox();
-    ({ base, server, output } = await buildAndStart('examples/next', sandbox));
-    sandbox.setWebhookUrl(`${base}/webhooks`);
-  }, 300_000);
-
-  afterAll(async () => {
-    server?.kill();
-    await sandbox?.close();
-  });
+  const served = servedApp('examples/next');
+  beforeAll(() => served.sandbox.setWebhookUrl(`${served.base}/webhooks`));
 
   it('mints a token for an order from the merchant’s records', async () => {
-    const response = await fetch(`${base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1001","amount":1}' });
+    const response = await fetch(`${served.base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1001","amount":1}' });
     expect(response.status).toBe(200);
     const { widget_token } = (await response.json()) as { widget_token: string };
-    const lookup = await fetch(`${sandbox.paymentUrl}/api/v1/checkout/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token }) });
+    const lookup = await fetch(`${served.sandbox.paymentUrl}/api/v1/checkout/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token }) });
     expect(await lookup.json()).toMatchObject({ order: { order_id: '1001', amount: 1999, currency: 'EUR' } });
   });
 
   it('passes an upstream refusal through unchanged', async () => {
-    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 403, headers: { 'content-type': 'text/plain' }, body: 'merchant suspended' });
-    const response = await fetch(`${base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1002"}' });
+    served.sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 403, headers: { 'content-type': 'text/plain' }, body: 'merchant suspended' });
+    const response = await fetch(`${served.base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1002"}' });
     expect(response.status).toBe(403);
     expect(response.headers.get('content-type')).toBe('text/plain');
     expect(await response.text()).toBe('merchant suspended');
   });
 
   it('verifies, deduplicates and refuses webhooks', async () => {
-    const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_n1', order_id: '1003' } }, secret: sandbox.webhookSecret });
-    const send = (body: string | Uint8Array) => fetch(`${base}/webhooks`, { method: 'POST', headers: signed.headers, body: body as BodyInit });
+    const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_n1', order_id: '1003' } }, secret: served.sandbox.webhookSecret });
+    const send = (body: string | Uint8Array) => fetch(`${served.base}/webhooks`, { method: 'POST', headers: signed.headers, body: body as BodyInit });
     expect(await (await send(signed.body)).json()).toEqual({ received: true });
     expect(await (await send(signed.body)).json()).toEqual({ received: true, duplicate: true });
     const forged = await send(String(signed.body).replace('1003', '1001'));
@@ -92,58 +97,46 @@ describe('examples/next built with next build and served by next start', () => {
     expect(((await forged.json()) as { error: { code: string } }).error.code).toBe('WEBHOOK_SIGNATURE_MISMATCH');
     const huge = await send(JSON.stringify({ padding: 'x'.repeat(1_100_000) }));
     expect(huge.status).toBe(413);
-    expect(output()).toContain('fulfil order 1003');
+    expect(served.output).toContain('fulfil order 1003');
   });
 
   it('receives the sandbox’s own webhook for a card payment', async () => {
-    const minted = await fetch(`${base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1002"}' });
+    const minted = await fetch(`${served.base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1002"}' });
     const { widget_token } = (await minted.json()) as { widget_token: string };
-    const checkout = await fetch(`${sandbox.paymentUrl}/api/v1/mobile/checkout`, {
+    const checkout = await fetch(`${served.sandbox.paymentUrl}/api/v1/mobile/checkout`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ widget_token, card: { number: sandbox.testCards.succeeds, exp_month: 12, exp_year: 2040, cvc: '123' } }),
+      body: JSON.stringify({ widget_token, card: { number: served.sandbox.testCards.succeeds, exp_month: 12, exp_year: 2040, cvc: '123' } }),
     });
     const { payment_id } = (await checkout.json()) as { payment_id: string };
-    await sandbox.webhooks.idle();
-    const delivered = sandbox.webhooks.delivered.filter((d) => d.paymentId === payment_id);
+    await served.sandbox.webhooks.idle();
+    const delivered = served.sandbox.webhooks.delivered.filter((d) => d.paymentId === payment_id);
     expect(delivered.length).toBeGreaterThan(0);
     expect(delivered.every((d) => d.status === 200)).toBe(true);
   });
 
   it('answers 404 for a path that is not a route, and never shows a secret', async () => {
-    const response = await fetch(`${base}/nope`);
+    const response = await fetch(`${served.base}/nope`);
     expect(response.status).toBe(404);
-    expect(output()).not.toContain(sandbox.apiKey);
-    expect(output()).not.toContain(sandbox.webhookSecret);
+    expect(served.output).not.toContain(served.sandbox.apiKey);
+    expect(served.output).not.toContain(served.sandbox.webhookSecret);
   });
 });
 
 // The README says the App Router handlers run on the edge runtime: built and served there, they must.
 describe('the App Router handlers on the edge runtime (test/fixtures/next-edge)', () => {
-  let sandbox: Sandbox;
-  let server: ChildProcess;
-  let base: string;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox();
-    ({ base, server } = await buildAndStart('test/fixtures/next-edge', sandbox));
-  }, 300_000);
-
-  afterAll(async () => {
-    server?.kill();
-    await sandbox?.close();
-  });
+  const served = servedApp('test/fixtures/next-edge');
 
   it('mints through fetch', async () => {
-    const response = await fetch(`${base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const response = await fetch(`${served.base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(response.status).toBe(200);
     const { widget_token } = (await response.json()) as { widget_token: string };
-    const lookup = await fetch(`${sandbox.paymentUrl}/api/v1/checkout/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token }) });
+    const lookup = await fetch(`${served.sandbox.paymentUrl}/api/v1/checkout/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token }) });
     expect(await lookup.json()).toMatchObject({ order: { order_id: 'edge-1', amount: 1999, currency: 'EUR' } });
   });
 
   it('verifies with WebCrypto, deduplicates and refuses a forgery', async () => {
-    const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_edge1', order_id: 'edge-1' } }, secret: sandbox.webhookSecret });
-    const send = (body: string) => fetch(`${base}/webhooks`, { method: 'POST', headers: signed.headers, body });
+    const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_edge1', order_id: 'edge-1' } }, secret: served.sandbox.webhookSecret });
+    const send = (body: string) => fetch(`${served.base}/webhooks`, { method: 'POST', headers: signed.headers, body });
     expect(await (await send(signed.body as string)).json()).toEqual({ received: true });
     expect(await (await send(signed.body as string)).json()).toEqual({ received: true, duplicate: true });
     const forged = await send(String(signed.body).replace('edge-1', 'edge-2'));
