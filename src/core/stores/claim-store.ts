@@ -10,6 +10,8 @@
  *   `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], 'done', 'PX', ARGV[2]) end`
  * - `release(key, token)`:
  *   `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end`
+ * - `bind(key, value, ttlMs)`: `SET key value NX PX ttlMs`, answering what the key held when it was taken
+ *   (the webhook replay guard binds a signature to the first event id it came with).
  *
  * Any method may throw (or reject) when the store is unreachable; callers turn that into a 503 and
  * never mark anything done that was not processed.
@@ -26,6 +28,8 @@ export interface ClaimStore {
   complete(key: string, token: string, retentionMs: number): Promise<boolean>;
   /** Frees a key we still hold so the next attempt can claim it. False when the lease was lost. */
   release(key: string, token: string): Promise<boolean>;
+  /** Sets the key to `value` for `ttlMs` unless it holds a value already: undefined when set now, else the value it holds. */
+  bind(key: string, value: string, ttlMs: number): Promise<string | undefined>;
 }
 
 /** The value a completed key holds; lease tokens (random UUIDs, or `lease-<n>` in memory) never equal it. */

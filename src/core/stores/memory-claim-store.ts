@@ -59,6 +59,13 @@ export class MemoryClaimStore implements ClaimStore {
     return true;
   }
 
+  async bind(key: string, value: string, ttlMs: number): Promise<string | undefined> {
+    const current = this.#cache.get(key);
+    if (current !== undefined) return current;
+    this.#cache.set(key, value, { ttl: ttlOf(ttlMs) });
+    return undefined;
+  }
+
   /** Keys currently held, expired ones excepted (for tests and diagnostics). */
   get size(): number {
     this.#cache.purgeStale();

@@ -18,69 +18,48 @@ export type DedupeOutcome = 'processed' | 'duplicate' | 'in_progress';
 /**
  * Runs `work` at most once per event id, and refuses a signature seen before under another event id.
  *
- * Two claims: `sig:<signature>` (the replay guard: the event id is not signed, so a captured delivery
- * could come back with a fresh one) and `evt:<event id>` (deduplication). The signature is claimed
- * first, then the event id, so whoever holds an event id holds its own signature too; both are
- * completed when the work succeeds (event id first) and released when it fails.
- * - signature in progress: these very bytes are being processed (a concurrent duplicate, or a replay
- *   whose original is still running): 409, retry later.
- * - signature done: event id done → a duplicate; in progress → 409; new → a replay, refused
- *   (WEBHOOK_REPLAYED). A signature is only ever done after its own event id is.
- * - signature new: event id new → run the work; done → a duplicate, and the signature (a re-signed
- *   retry) is recorded as done so it cannot be replayed under another id later; in progress → 409,
- *   the signature given back (it may be the running attempt's own, claimed a moment later by it on
- *   another instance, so it must not be marked done here).
- * A store that fails to claim throws STORE_UNAVAILABLE; nothing is marked done that did not run.
+ * The event id is not signed, so a captured delivery could come back with a fresh one. The replay
+ * guard binds each signature to the first event id it arrives with (`sig:<signature>`), for as long
+ * as its timestamp can pass the tolerance check, and never gives the binding back: not when the work
+ * fails, not while it runs. The same bytes under their own event id are a retry or a duplicate; under
+ * another, a replay (WEBHOOK_REPLAYED), even while the original is still running.
+ *
+ * Deduplication claims `evt:<event id>` under a lease: done → a duplicate; held → another attempt is
+ * running it (409, retry later); claimed → the work runs, and the claim is completed when it succeeds
+ * and released when it fails, so the sender's retry runs it again.
+ * A store that fails to bind or claim throws STORE_UNAVAILABLE; nothing is marked done that did not run.
  */
 export async function processOnce(deps: DedupeDeps, eventId: string, signature: string, work: () => Promise<void>): Promise<DedupeOutcome> {
   const { store, leaseMs } = deps;
   const eventKey = `evt:${eventId}`;
-  const signatureKey = `sig:${signature}`;
-  // Until when the claims are ours (real time, like a Redis lease): a failed complete or release is retried until then.
+  // Until when the claim is ours (real time, like a Redis lease): a failed complete or release is retried until then.
   const leaseEnds = performance.now() + leaseMs;
-  const unavailable = (cause: unknown) => {
-    deps.logger.error({ err: cause, eventId }, 'webhook claim store failed');
-    return new PayError('STORE_UNAVAILABLE', 'The webhook claim store is unavailable, so the delivery cannot be deduplicated safely; the sender will retry it. Check the store (e.g. Redis) connection.', { cause });
-  };
 
-  let sig: ClaimResult;
-  try {
-    sig = await store.claim(signatureKey, leaseMs);
-  } catch (error) {
-    throw unavailable(error);
-  }
-  if (sig.state === 'in_progress') return 'in_progress';
   let evt: ClaimResult;
   try {
+    const bound = await store.bind(`sig:${signature}`, eventId, deps.signatureRetentionMs);
+    if (bound !== undefined && bound !== eventId) throw replayed(deps, eventId);
     evt = await store.claim(eventKey, leaseMs);
   } catch (error) {
-    await release(deps, signatureKey, sig, leaseEnds);
-    throw unavailable(error);
+    if (error instanceof PayError) throw error;
+    deps.logger.error({ err: error, eventId }, 'webhook claim store failed');
+    throw new PayError('STORE_UNAVAILABLE', 'The webhook claim store is unavailable, so the delivery cannot be deduplicated safely; the sender will retry it. Check the store (e.g. Redis) connection.', { cause: error });
   }
-
-  if (evt.state !== 'claimed') {
-    if (sig.state === 'claimed') {
-      if (evt.state === 'done') await complete(deps, signatureKey, sig.token, deps.signatureRetentionMs, leaseEnds);
-      else await release(deps, signatureKey, sig, leaseEnds);
-    }
-    return evt.state === 'done' ? 'duplicate' : 'in_progress';
-  }
-  if (sig.state !== 'claimed') {
-    await release(deps, eventKey, evt, leaseEnds);
-    deps.logger.warn({ eventId }, 'webhook refused: its signature was already used by another event id (replay)');
-    throw new PayError('WEBHOOK_REPLAYED', 'This webhook signature was already used by a delivery with another event id: the delivery is a replay and was refused. Genuine retries keep their X-Pay-Event-Id.', { details: { eventId } });
-  }
+  if (evt.state !== 'claimed') return evt.state === 'done' ? 'duplicate' : 'in_progress';
 
   try {
     await work();
   } catch (error) {
-    await release(deps, eventKey, evt, leaseEnds);
-    await release(deps, signatureKey, sig, leaseEnds);
+    await release(deps, eventKey, evt.token, leaseEnds);
     throw error;
   }
   await complete(deps, eventKey, evt.token, deps.retentionMs, leaseEnds);
-  await complete(deps, signatureKey, sig.token, deps.signatureRetentionMs, leaseEnds);
   return 'processed';
+}
+
+function replayed(deps: DedupeDeps, eventId: string): PayError {
+  deps.logger.warn({ eventId }, 'webhook refused: its signature was already used by another event id (replay)');
+  return new PayError('WEBHOOK_REPLAYED', 'This webhook signature was already used by a delivery with another event id: the delivery is a replay and was refused. Genuine retries keep their X-Pay-Event-Id.', { details: { eventId } });
 }
 
 /**
@@ -92,27 +71,26 @@ async function complete(deps: DedupeDeps, key: string, token: string, retentionM
   try {
     await completeOnce(deps, key, token, retentionMs);
   } catch (error) {
-    deps.logger.error({ err: error, key: logKey(key) }, 'webhook claim store failed to complete a claim; retrying while its lease lasts');
+    deps.logger.error({ err: error, key }, 'webhook claim store failed to complete a claim; retrying while its lease lasts');
     retryInBackground(deps, key, 'complete', () => completeOnce(deps, key, token, retentionMs), leaseEnds);
   }
 }
 
 async function completeOnce(deps: DedupeDeps, key: string, token: string, retentionMs: number): Promise<void> {
   if (!(await deps.store.complete(key, token, retentionMs))) {
-    deps.logger.warn({ key: logKey(key) }, 'webhook claim lease ran out before completion; raise webhooks.leaseMs above your slowest handler');
+    deps.logger.warn({ key }, 'webhook claim lease ran out before completion; raise webhooks.leaseMs above your slowest handler');
   }
 }
 
 /** Best effort, retried in the background while the lease lasts: a claim that cannot be released expires with its lease. */
-async function release(deps: DedupeDeps, key: string, claim: ClaimResult, leaseEnds: number): Promise<void> {
-  if (claim.state !== 'claimed') return;
+async function release(deps: DedupeDeps, key: string, token: string, leaseEnds: number): Promise<void> {
   const attempt = async () => {
-    await deps.store.release(key, claim.token);
+    await deps.store.release(key, token);
   };
   try {
     await attempt();
   } catch (error) {
-    deps.logger.error({ err: error, key: logKey(key) }, 'webhook claim store failed to release a claim; retrying while its lease lasts');
+    deps.logger.error({ err: error, key }, 'webhook claim store failed to release a claim; retrying while its lease lasts');
     retryInBackground(deps, key, 'release', attempt, leaseEnds);
   }
 }
@@ -123,17 +101,13 @@ async function release(deps: DedupeDeps, key: string, claim: ClaimResult, leaseE
  */
 function retryInBackground(deps: DedupeDeps, key: string, what: 'complete' | 'release', attempt: () => Promise<void>, leaseEnds: number, delayMs = 100): void {
   if (performance.now() + delayMs >= leaseEnds) {
-    deps.logger.warn({ key: logKey(key) }, `webhook claim could not ${what} before its lease ended; it expires with the lease`);
+    deps.logger.warn({ key }, `webhook claim could not ${what} before its lease ended; it expires with the lease`);
     return;
   }
   setTimeout(() => {
     attempt().then(
-      () => deps.logger.info({ key: logKey(key) }, `webhook claim ${what} succeeded on retry`),
+      () => deps.logger.info({ key }, `webhook claim ${what} succeeded on retry`),
       () => retryInBackground(deps, key, what, attempt, leaseEnds, Math.min(delayMs * 2, 2_000)),
     );
   }, delayMs).unref?.();
-}
-
-function logKey(key: string): string {
-  return key.startsWith('sig:') ? 'sig:…' : key;
 }

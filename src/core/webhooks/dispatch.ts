@@ -39,6 +39,7 @@ export interface Dispatcher {
  * The on / onAny / onError registry. Each registration returns a function that removes it.
  * `internal` handlers (the library's own, e.g. the payment ledger) run first, one after another, for
  * every event; the merchant's run only once they succeeded, so they see what the library recorded.
+ * An internal handler's failure is thrown as it is, without WebhookHandlerError or onError.
  */
 export function createDispatcher(logger: Logger, eventType: (payload: unknown) => string | undefined, internal: readonly WebhookHandler[] = []): Dispatcher {
   const byType = new Map<string, WebhookHandler[]>();
@@ -72,16 +73,19 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
 
     async dispatch({ id, payload, timestamp }) {
       let type: string | undefined;
-      let errors: Error[];
+      let errors: Error[] | undefined;
       try {
         type = eventType(payload);
       } catch (extractorFailure) {
         errors = [asError(extractorFailure)];
       }
       const event: WebhookEvent = Object.freeze({ id, type, payload, timestamp });
-      errors ??= await runInternal(internal, event);
-      // A copy: a handler that unsubscribes (itself or another) must not shift the list being run.
-      if (errors.length === 0) errors = await runHandlers(type === undefined ? [...any] : [...(byType.get(type) ?? []), ...any], event, logger);
+      if (errors === undefined) {
+        // The library's own failure is not a handler's: thrown as it is (a ledger store outage answers 503), onError not told.
+        for (const handler of internal) await handler(event);
+        // A copy: a handler that unsubscribes (itself or another) must not shift the list being run.
+        errors = await runHandlers(type === undefined ? [...any] : [...(byType.get(type) ?? []), ...any], event, logger);
+      }
       if (errors.length === 0) return;
       for (const error of errors) {
         for (const handler of [...errorHandlers]) {
@@ -95,17 +99,6 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
       throw new WebhookHandlerError(event, errors);
     },
   };
-}
-
-async function runInternal(handlers: readonly WebhookHandler[], event: WebhookEvent): Promise<Error[]> {
-  for (const handler of handlers) {
-    try {
-      await handler(event);
-    } catch (error) {
-      return [asError(error)];
-    }
-  }
-  return [];
 }
 
 async function runHandlers(handlers: WebhookHandler[], event: WebhookEvent, logger: Logger): Promise<Error[]> {

@@ -1,6 +1,6 @@
 import { DONE, type ClaimResult, type ClaimStore } from '../../core/stores/claim-store.js';
 import { ms, type RedisCommands } from './client.js';
-import { CLAIM, COMPLETE, RELEASE } from './scripts.js';
+import { BIND, CLAIM, COMPLETE, RELEASE } from './scripts.js';
 
 
 /**
@@ -38,5 +38,10 @@ export class RedisClaimStore implements ClaimStore {
   async release(key: string, token: string): Promise<boolean> {
     if (token === DONE) return false;
     return Number(await this.#redis.script(RELEASE, [this.#prefix + key], [token])) === 1;
+  }
+
+  async bind(key: string, value: string, ttlMs: number): Promise<string | undefined> {
+    const held = await this.#redis.script(BIND, [this.#prefix + key], [value, ms(ttlMs)]);
+    return held === null || held === undefined ? undefined : String(held);
   }
 }

@@ -34,6 +34,17 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('DEL', KEYS[1])
 `);
 
+/**
+ * Bind: `SET key value NX PX ttl`, answering the value the key already held (nil when it was set now).
+ * KEYS[1] key; ARGV[1] value, ARGV[2] ttl (ms).
+ */
+export const BIND = new Script(`
+local held = redis.call('GET', KEYS[1])
+if held then return held end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return false
+`);
+
 /** Every hash in KEYS, as field/value arrays (an empty array for a missing one). */
 export const HASHES = new Script(`
 local out = {}

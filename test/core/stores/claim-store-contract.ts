@@ -88,5 +88,24 @@ export function claimStoreContract(name: string, make: () => ContractSubject | P
       expect(claims.filter((c) => c.state === 'claimed')).toHaveLength(1);
       expect(claims.filter((c) => c.state === 'in_progress')).toHaveLength(49);
     });
+
+    it('bind sets a free key and answers what a taken key holds, until its time-out', async () => {
+      const { store, advance } = await make();
+      expect(await store.bind('b', 'evt_1', 2_000)).toBeUndefined();
+      expect(await store.bind('b', 'evt_2', 2_000)).toBe('evt_1');
+      expect(await store.bind('b', 'evt_1', 2_000)).toBe('evt_1');
+      await advance(2_001);
+      expect(await store.bind('b', 'evt_2', 2_000)).toBeUndefined();
+      expect(await store.bind('b', 'evt_1', 2_000)).toBe('evt_2');
+    });
+
+    it('concurrent binds of one key: exactly one sets it, every other answers its value', async () => {
+      const { store } = await make();
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => store.bind('race', `evt_${i}`, 1_000)));
+      const winner = answers.indexOf(undefined);
+      expect(winner).not.toBe(-1);
+      expect(answers.filter((a) => a === undefined)).toHaveLength(1);
+      expect(answers.filter((a) => a === `evt_${winner}`)).toHaveLength(19);
+    });
   });
 }

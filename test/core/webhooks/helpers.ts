@@ -56,11 +56,11 @@ export function deferred(): { promise: Promise<void>; resolve: () => void } {
 /** Wraps a store, counting every call, and can be switched to fail. */
 export class CountingStore implements ClaimStore {
   calls: string[] = [];
-  failing: ReadonlySet<'claim' | 'complete' | 'release'> = new Set();
+  failing: ReadonlySet<'claim' | 'complete' | 'release' | 'bind'> = new Set();
 
   constructor(readonly inner: ClaimStore) {}
 
-  #fail(method: 'claim' | 'complete' | 'release') {
+  #fail(method: 'claim' | 'complete' | 'release' | 'bind') {
     if (this.failing.has(method)) throw new Error('ECONNREFUSED 127.0.0.1:6379 (test store is down)');
   }
 
@@ -80,6 +80,12 @@ export class CountingStore implements ClaimStore {
     this.calls.push(`release ${key}`);
     this.#fail('release');
     return this.inner.release(key, token);
+  }
+
+  async bind(key: string, value: string, ttlMs: number) {
+    this.calls.push(`bind ${key}`);
+    this.#fail('bind');
+    return this.inner.bind(key, value, ttlMs);
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryClaimStore } from 'paywidget-server';
+import { MemoryClaimStore, MemoryLedgerStore, type ClaimStore, type LedgerStore } from 'paywidget-server';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { CountingStore, delivery, payWithClock, post, sleep, T0 } from './helpers.js';
 
@@ -49,26 +49,56 @@ describe('POST /webhooks: the store', () => {
     expect(runs).toBe(1);
   });
 
-  it('one of the two claims failing releases the other, so the retry is not blocked', async () => {
+  it('the event claim failing after the signature was bound: 503, and the same bytes are processed on retry', async () => {
     const inner = new MemoryClaimStore();
     let failNext = true;
-    const store = new CountingStore(inner);
-    const flaky = {
-      claim: (key: string, leaseMs: number) => {
+    const flaky: ClaimStore = {
+      claim: (key, leaseMs) => {
         if (key.startsWith('evt:') && failNext) {
           failNext = false;
           return Promise.reject(new Error('timeout'));
         }
-        return store.claim(key, leaseMs);
+        return inner.claim(key, leaseMs);
       },
-      complete: store.complete.bind(store),
-      release: store.release.bind(store),
+      complete: inner.complete.bind(inner),
+      release: inner.release.bind(inner),
+      bind: inner.bind.bind(inner),
     };
     const { pay } = payWithClock({ stores: { claims: flaky } });
+    let runs = 0;
+    pay.webhooks.onAny(() => void runs++);
     const d = delivery(paid, { eventId: 'evt_half' });
     expect((await post(pay, d)).status).toBe(503);
-    expect(store.calls).toContain(`release sig:${d.headers['x-pay-signature']}`);
-    expect((await post(pay, d)).status).toBe(200);
+    expect(runs).toBe(0);
+    // The signature stays bound to its own event id, so the retry is not taken for a replay.
+    expect((await post(pay, d)).json).toEqual({ received: true });
+    expect(runs).toBe(1);
+  });
+
+  it('a ledger store that fails: 503 with Retry-After, no merchant handler or onError runs, and the retry is processed', async () => {
+    const ledger = new MemoryLedgerStore();
+    let ledgerDown = true;
+    const failingLedger: LedgerStore = {
+      record: (observation) => (ledgerDown ? Promise.reject(new Error('ECONNREFUSED 127.0.0.1:6379 (test ledger is down)')) : ledger.record(observation)),
+      get: (id) => ledger.get(id),
+      list: (query) => ledger.list(query),
+      byOrder: (id) => ledger.byOrder(id),
+    };
+    const { pay } = payWithClock({ stores: { ledger: failingLedger } });
+    let runs = 0;
+    let told = 0;
+    pay.webhooks.onAny(() => void runs++);
+    pay.webhooks.onError(() => void told++);
+    const d = delivery({ type: 'payment.succeeded', data: { payment_id: 'pay_1', status: 'succeeded' } }, { eventId: 'evt_ledger' });
+    const down = await post(pay, d);
+    expect(down.status).toBe(503);
+    expect(down.json.error?.code).toBe('STORE_UNAVAILABLE');
+    expect(down.headers['retry-after']).toBeDefined();
+    expect([runs, told]).toEqual([0, 0]);
+    ledgerDown = false;
+    expect((await post(pay, d)).json).toEqual({ received: true });
+    expect(runs).toBe(1);
+    expect((await pay.payments.get('pay_1'))?.status).toBe('succeeded');
   });
 
   it('a store that fails after the handler ran still answers 200 (the work is done), and logs it', async () => {

@@ -152,7 +152,7 @@ describe('POST /webhooks: the replay guard', () => {
     expect(runs).toBe(2);
   });
 
-  it('answers a replay 409 while the original is still in progress (the same bytes are running), then refuses it', async () => {
+  it('refuses a replay at once, even while the original is still running', async () => {
     const { pay } = payWithClock();
     const gate = deferred();
     let runs = 0;
@@ -164,11 +164,29 @@ describe('POST /webhooks: the replay guard', () => {
     const replay = { ...d, headers: { ...d.headers, 'x-pay-event-id': 'evt_b' } };
     const first = post(pay, d);
     await sleep(5);
-    expect((await post(pay, replay)).json.error?.code).toBe('DUPLICATE_IN_PROGRESS');
+    expect((await post(pay, replay)).json.error?.code).toBe('WEBHOOK_REPLAYED');
     gate.resolve();
     expect((await first).status).toBe(200);
     expect((await post(pay, replay)).json.error?.code).toBe('WEBHOOK_REPLAYED');
     expect(runs).toBe(1);
+  });
+
+  it('refuses a replay of a delivery whose handler failed, and still processes the genuine retry once', async () => {
+    const { pay } = payWithClock();
+    let runs = 0;
+    pay.webhooks.onAny(() => {
+      if (++runs === 1) throw new Error('boom');
+    });
+    const d = delivery(paid, { eventId: 'evt_failed' });
+    expect((await post(pay, d)).status).toBe(500);
+    // The captured bytes under a fresh id would run the handlers, then the sender's retry would run them again.
+    const replay = await post(pay, { ...d, headers: { ...d.headers, 'x-pay-event-id': 'evt_fresh' } });
+    expect(replay.json.error?.code).toBe('WEBHOOK_REPLAYED');
+    expect(runs).toBe(1);
+    const retry = delivery(paid, { eventId: 'evt_failed', timestamp: T0 + 30 });
+    expect((await post(pay, retry)).json).toEqual({ received: true });
+    expect((await post(pay, retry)).json).toEqual({ received: true, duplicate: true });
+    expect(runs).toBe(2);
   });
 
   it('a re-signed retry is recorded once the event is done, so it cannot be replayed later under another id', async () => {
@@ -178,7 +196,7 @@ describe('POST /webhooks: the replay guard', () => {
     const first = post(pay, delivery(paid, { eventId: 'evt_x' }));
     await sleep(5);
     const resigned = delivery(paid, { eventId: 'evt_x', timestamp: T0 + 1 });
-    // While the first attempt runs, its signature is given back (it could be the running attempt's own, on another instance).
+    // While the first attempt runs, the re-signed retry is bound to its event id and asked to come back.
     expect((await post(pay, resigned)).status).toBe(409);
     gate.resolve();
     await first;
@@ -194,6 +212,7 @@ describe('POST /webhooks: the replay guard', () => {
       claim: async (key, leaseMs) => (await jitter(), inner.claim(key, leaseMs)),
       complete: async (key, token, retentionMs) => (await jitter(), inner.complete(key, token, retentionMs)),
       release: async (key, token) => (await jitter(), inner.release(key, token)),
+      bind: async (key, value, ttlMs) => (await jitter(), inner.bind(key, value, ttlMs)),
     };
     const { pay } = payWithClock({ stores: { claims: store } });
     let runs = 0;
