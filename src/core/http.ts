@@ -1,5 +1,6 @@
 import type { HttpPolicy } from './config.js';
 import { PayError, UpstreamError } from './errors.js';
+import { jsonSyntaxCause } from './json-syntax-cause.js';
 import { BodyDecodingError } from './transport/decompress.js';
 import { fetchTransport } from './transport/fetch.js';
 import { selectTransport, type Transport, type UpstreamResponse } from './transport/index.js';
@@ -103,13 +104,19 @@ export function parseRetryAfter(value: string): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
+/** Waits between attempts; an abort ends the wait at once, and a wait that ends leaves no listener on the (long-lived) signal. */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
       clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -129,6 +136,6 @@ export function parseJsonBody(service: string, response: UpstreamResponse, what 
     return JSON.parse(text);
   } catch (error) {
     const type = response.headers.get('content-type') ?? 'no content-type';
-    throw new PayError('UPSTREAM_INVALID_RESPONSE', `The ${service} service answered ${what} with a body that is not JSON (${type}, ${response.body.length} bytes).`, { cause: error, details: { service } });
+    throw new PayError('UPSTREAM_INVALID_RESPONSE', `The ${service} service answered ${what} with a body that is not JSON (${type}, ${response.body.length} bytes).`, { cause: jsonSyntaxCause(error), details: { service } });
   }
 }

@@ -1,5 +1,6 @@
 import { PayError } from './errors.js';
 import type { PayRequest } from './types.js';
+import { jsonSyntaxCause } from './json-syntax-cause.js';
 
 const textDecoder = new TextDecoder();
 
@@ -12,7 +13,7 @@ export function readJsonBody(request: PayRequest): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new PayError('INVALID_JSON', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.', { cause: error });
+    throw new PayError('INVALID_JSON', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.', { cause: jsonSyntaxCause(error) });
   }
 }
 

@@ -1,9 +1,15 @@
 import { createServer } from 'node:http';
 import { apiResolver } from 'next/dist/server/api-utils/node/api-resolver.js';
-import type { Pay } from 'paywidget-server';
+import { getRouteMatcher } from 'next/dist/shared/lib/router/utils/route-matcher.js';
+import { getRouteRegex } from 'next/dist/shared/lib/router/utils/route-regex.js';
+import { describe, expect, it } from 'vitest';
+import { createPay, type Pay } from 'paywidget-server';
 import { createPagesHandler, createRouteHandlers } from 'paywidget-server/next';
 import { describeAdapter, type MountedApp } from './behaviour.js';
 import { listen } from './listen.js';
+
+/** Next's own matcher for `api/pay/[...path]`: it hands the segments over decoded, as a route's params. */
+const matchCatchAll = getRouteMatcher(getRouteRegex('/api/pay/[...path]'));
 
 /** App Router: the handlers get real Fetch Requests and Next's `params` promise, as Next 16 gives them. */
 async function appRouter(pay: Pay): Promise<MountedApp> {
@@ -11,8 +17,8 @@ async function appRouter(pay: Pay): Promise<MountedApp> {
   return {
     async send({ method, path, headers, body }) {
       const request = new Request(`http://shop.test/api/pay${path}`, { method, headers, body: body as BodyInit | undefined });
-      const segments = path.split('/').filter(Boolean);
-      const response = await handlers[method as 'GET' | 'POST'](request, { params: Promise.resolve({ path: segments }) });
+      const params = matchCatchAll(new URL(request.url).pathname) || {};
+      const response = await handlers[method as 'GET' | 'POST'](request, { params: Promise.resolve(params) });
       return { status: response.status, headers: response.headers, text: await response.text() };
     },
     close: async () => {},
@@ -27,13 +33,13 @@ function pagesRouter(pay: Pay, bodyParser: boolean): Promise<MountedApp> {
   const page = { default: createPagesHandler(pay), config: { api: { bodyParser } } };
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const match = /^\/api\/pay\/(.*)$/.exec(url.pathname);
-    if (!match) {
+    const params = matchCatchAll(url.pathname);
+    if (!params) {
       res.statusCode = 404;
       res.end('next fallthrough');
       return;
     }
-    const query = { ...Object.fromEntries(url.searchParams), path: (match[1] ?? '').split('/').filter(Boolean) };
+    const query = { ...Object.fromEntries(url.searchParams), ...params };
     void apiResolver(req, res, query, page, { previewModeId: '', previewModeEncryptionKey: '', previewModeSigningKey: '', dev: false }, false);
   });
   return listen(server, '/api/pay');
@@ -57,4 +63,30 @@ describeAdapter({
     fixNamed: /export const config = \{ api: \{ bodyParser: false \} \}/,
   },
   fallthrough: { status: 404, text: /NOT_FOUND/ },
+});
+
+/** A payment id as a route param: what the core sees must be the segment Next decoded, not decoded twice. */
+describe.each([
+  ['App Router', appRouter],
+  ['Pages Router', (pay: Pay) => pagesRouter(pay, false)],
+] as const)('Next %s: encoded path segments', (_name, mount) => {
+  const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+
+  it('passes pay_a%2541 to the route as pay_a%41 (decoding it again would give pay_aA), and %2F as a slash in the id', async () => {
+    const app = await mount(pay);
+    try {
+      const percent = await app.send({ method: 'GET', path: '/payments/pay_a%2541' });
+      expect(percent.status).toBe(404);
+      expect(JSON.parse(percent.text).error).toMatchObject({ code: 'PAYMENT_NOT_FOUND', details: { paymentId: 'pay_a%41' } });
+
+      // Joined decoded, 'a/b' would become two segments and no route at all (NOT_FOUND).
+      const slash = await app.send({ method: 'GET', path: '/payments/a%2Fb' });
+      expect(slash.status).toBe(400);
+      const { error } = JSON.parse(slash.text) as { error: { code: string; message: string; details: unknown } };
+      expect(error).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'paymentId' } });
+      expect(error.message).toContain("(got 'a/b')");
+    } finally {
+      await app.close();
+    }
+  });
 });

@@ -2,8 +2,9 @@
  * sendPayResponse writes the head once (writeHead with the library's headers and a Content-Length),
  * so: the length must be the body's bytes, not chunked; headers set by earlier middleware must
  * survive; and on a clash the library's value must win. Checked on the wire, for each Node adapter.
+ * Also: a body refused part-way (413) is drained, so the keep-alive connection serves the next request.
  */
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { Agent, createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { apiResolver } from 'next/dist/server/api-utils/node/api-resolver.js';
@@ -59,20 +60,23 @@ interface Wire {
 }
 
 /** node:http as the client, to see the headers as sent (fetch hides how the body was framed). */
-function send(port: number, path: string, headers: Record<string, string>, body: string): Promise<Wire> {
+function send(port: number, path: string, headers: Record<string, string>, body: string | Buffer[], agent: Agent | false = false): Promise<Wire & { reusedSocket: boolean }> {
+  // An array of chunks goes out chunked (no Content-Length), as a streaming upload would.
+  const length = typeof body === 'string' ? { 'content-length': Buffer.byteLength(body) } : {};
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) }, agent: false }, (res) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers: { ...headers, ...length }, agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks), reusedSocket: req.reusedSocket }));
       res.on('error', reject);
     });
     req.on('error', reject);
-    req.end(body);
+    for (const chunk of typeof body === 'string' ? [body] : body) req.write(chunk);
+    req.end();
   });
 }
 
-describe.each(servers)('%s: the response head', (_name, serve) => {
+describe.each(servers)('%s: the response head and the connection', (_name, serve) => {
   let server: Server;
   let port: number;
   let handled = 0;
@@ -104,6 +108,22 @@ describe.each(servers)('%s: the response head', (_name, serve) => {
     expect(answer.headers['content-length']).toBe(String(answer.body.length));
     expect(answer.headers['transfer-encoding']).toBeUndefined();
   });
+
+  it('drains a chunked upload refused at the limit (413), so the keep-alive connection answers the next request', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const upload = Array.from({ length: 32 }, () => Buffer.alloc(64 * 1024, 'x')); // 2 MiB, twice the default limit
+      const refused = await send(port, '/pay/webhooks', { 'content-type': 'application/json' }, upload, agent);
+      expect(refused.status).toBe(413);
+      expect(JSON.parse(refused.body.toString('utf8')).error.code).toBe('BODY_TOO_LARGE');
+      // Undrained, the upload never finishes, the agent's one socket stays busy and this waits out the test timeout.
+      const next = await send(port, '/pay/widget-token', { 'content-type': 'application/json' }, '{"orderId":"A-7"}', agent);
+      expect(next.status).toBe(400);
+      expect(next.reusedSocket).toBe(true);
+    } finally {
+      agent.destroy();
+    }
+  }, 5_000);
 
   it('keeps a header set by earlier middleware, and its own value wins a clash (cache-control: no-store)', async () => {
     const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_1' } }, secret: SECRET, eventId: 'evt_head' });

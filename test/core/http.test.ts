@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayError } from '../../src/index.js';
 import { resolveConfig, type HttpPolicy } from '../../src/core/config.js';
@@ -17,6 +18,8 @@ beforeAll(async () => {
         return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end('{"not":"gzip"}');
       case '/unavailable':
         return res.writeHead(503, { 'content-type': 'text/plain' }).end('try later');
+      case '/retry-later':
+        return res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '5' }).end('try in 5 s');
       case '/headers':
         return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(req.headers));
       default:
@@ -38,6 +41,28 @@ describe('callUpstream', () => {
     expect(res.status).toBe(503);
     expect(hits.get('/unavailable')).toBe(3);
   });
+
+  it('leaves no abort listener on the caller’s signal after its retries (a long sync would pile them up)', async () => {
+    hits.delete('/unavailable');
+    const signal = new AbortController().signal;
+    const res = await callUpstream({ ...get('/unavailable'), signal }, policy({ maxRetries: 4 }));
+    expect(res.status).toBe(503);
+    expect(hits.get('/unavailable')).toBe(5);
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+  });
+
+  it('does not start a back-off wait on a signal already aborted', async () => {
+    hits.delete('/retry-later');
+    const controller = new AbortController();
+    // The retry warning is logged just before the wait: aborting there is "aborted before the wait starts".
+    const abortOnRetry = { debug() {}, info() {}, error() {}, warn: () => controller.abort(new Error('sync cancelled')) };
+    const started = Date.now();
+    const error = await callUpstream({ ...get('/retry-later'), signal: controller.signal }, policy(), abortOnRetry).then(() => undefined, (e: unknown) => e);
+    expect((error as Error).message).toBe('sync cancelled');
+    // Retry-After asked for 5 s; the aborted signal must cut that short.
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(hits.get('/retry-later')).toBe(1);
+  }, 3_000);
 
   it.each(['auto', 'fetch'] as const)('a body that does not decompress (transport %s): UPSTREAM_INVALID_RESPONSE naming the Content-Encoding, not retried', async (transport) => {
     hits.delete('/corrupt');

@@ -37,9 +37,14 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
   return { GET: handler, POST: handler };
 }
 
-/** The path below the mount point from a catch-all segment (`[...path]`): ['payments', 'p1'] → '/payments/p1'. */
+/**
+ * The path below the mount point from a catch-all segment (`[...path]`): ['payments', 'p1'] → '/payments/p1'.
+ * Next hands the segments over decoded and the core router decodes path params, so each is encoded again
+ * (else `a%2541` would reach a route as `aA`, and a decoded `/` would split a segment in two).
+ */
 export function catchAllPath(segments: string | string[] | undefined): string {
-  return '/' + (Array.isArray(segments) ? segments.join('/') : segments ?? '');
+  const list = Array.isArray(segments) ? segments : segments === undefined ? [] : [segments];
+  return '/' + list.map(encodeURIComponent).join('/');
 }
 
 /** Reads a Fetch body with a byte limit, without buffering past it. */

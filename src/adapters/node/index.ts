@@ -41,6 +41,10 @@ async function readStream(req: IncomingMessage, limit: number): Promise<Buffer> 
   try {
     return await getRawBody(req, { limit, length: req.headers['content-length'] });
   } catch (error) {
+    // raw-body leaves the stream paused part-way; read the rest and discard it (as body-parser does), else a
+    // keep-alive connection never finishes this request and the next one waits until requestTimeout.
+    req.unpipe();
+    req.resume();
     const type = (error as { type?: string }).type;
     if (type === 'entity.too.large') {
       throw bodyTooLarge(limit, error);

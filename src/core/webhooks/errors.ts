@@ -1,4 +1,5 @@
 import { PayError, type PayErrorOptions } from '../errors.js';
+import { jsonSyntaxCause } from '../json-syntax-cause.js';
 import type { WebhookEvent } from './dispatch.js';
 
 /** Each way a delivery can fail verification; all answer 400 except BODY_TOO_LARGE (413). */
@@ -121,6 +122,7 @@ export function invalidJson(cause: unknown): WebhookVerificationError {
   return new WebhookVerificationError(
     'WEBHOOK_INVALID_JSON',
     'The webhook is correctly signed but its body is not valid JSON; the sender must send a JSON body.',
-    { cause },
+    // JSON.parse's own message would quote part of the body.
+    { cause: jsonSyntaxCause(cause) },
   );
 }
