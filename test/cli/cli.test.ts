@@ -57,6 +57,16 @@ describe('paywidget CLI', () => {
     [['orders', 'sync', '--page-size', '0'], 2, 'stderr', /--page-size must be a positive integer/],
     [['orders', 'get'], 2, 'stderr', /expected one order entity_id/],
     [['orders', 'get', '1', '2'], 2, 'stderr', /expected one order entity_id/],
+    // Values the CLI's pattern would pass but the core refuses: usage errors too, not failed runs.
+    [['orders', 'get', '0'], 2, 'stderr', /expected one order entity_id \(a positive integer of at most 15 digits\)/],
+    [['orders', 'get', '1234567890123456'], 2, 'stderr', /expected one order entity_id/],
+    [['orders', 'sync', '--from', '2025-02-30'], 2, 'stderr', /--from '2025-02-30' is not a real date[\s\S]*paywidget orders sync --help/],
+    [['orders', 'sync', '--to', '2025-02-29T10:00:00Z'], 2, 'stderr', /--to '2025-02-29T10:00:00Z' is not a date/], // Date would roll it to March 1
+    [['orders', 'sync', '--from', '2025-13-01 00:00:00'], 2, 'stderr', /--from '2025-13-01 00:00:00' is not a real date/],
+    [['orders', 'sync', '--from', '2025-03-02', '--to', '2025-03-01'], 2, 'stderr', /--from \(2025-03-02 00:00:00 UTC\) is after --to \(2025-03-01 23:59:59 UTC\)/],
+    [['orders', 'sync', '--status', 'pending,complete'], 2, 'stderr', /--status must be one status code[\s\S]*repeat --status/],
+    [['reconcile', '--from', '2025-03-02', '--to', '2025-02-30'], 2, 'stderr', /--to '2025-02-30' is not a real date/],
+    [['reconcile', '--from', '2025-03-02', '--to', '2025-03-01'], 2, 'stderr', /--from \(2025-03-02 00:00:00 UTC\) is after --to/],
   ])('%j exits %i with help or a clear error', async (argv, code, where, pattern) => {
     const result = await run(argv);
     expect(result.code).toBe(code);
@@ -168,5 +178,21 @@ describe('paywidget as a process', () => {
     expect(sync.stderr).toMatch(/Synced \d+ orders/);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/expected one order entity_id/);
+  });
+
+  it('stops at once on Ctrl-C during its first login (exit 130), not when the login answers', async () => {
+    const slow = sb.commerce.faults.inject({ route: 'POST /rest/default/V1/integration/admin/token', latencyMs: 5_000 });
+    const child = execFile(process.execPath, ['--import', 'tsx', cli, 'orders', 'sync'], { env: { ...process.env, ...env() } });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => void (stderr += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // The fault is used up when the login request arrives: from then on the process waits for it.
+    while (sb.commerce.faults.list().some((fault) => fault.id === slow)) await new Promise((resolve) => setTimeout(resolve, 10));
+    const interrupted = performance.now();
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    // A login request left open would keep the process alive until it answers (5 s).
+    expect(performance.now() - interrupted).toBeLessThan(2_000);
+    expect(stderr).toMatch(/Stopped after 0 orders/);
   });
 });

@@ -5,7 +5,7 @@ import { resolveCommerceConfig } from '../../core/config.js';
 import { PayError } from '../../core/errors.js';
 import { MemoryCheckpointStore, type CheckpointStore } from '../../core/stores/checkpoint-store.js';
 import { silentLogger } from '../../core/logger.js';
-import { parseCliDate } from '../dates.js';
+import { checkWindow, parseCliDate } from '../dates.js';
 import { FileCheckpointStore } from '../file-checkpoint-store.js';
 import { commandGroup, EXIT, parse, UsageError, write, type CliIo, type Command, printHelp } from '../io.js';
 import { ProgressBar } from '../progress.js';
@@ -41,7 +41,10 @@ ${ENVIRONMENT}`,
   async run(args, io, path) {
     const { values, positionals } = parse(path, args, {}, true);
     if (values.help) return printHelp(io, this);
-    if (positionals.length !== 1 || !/^\d+$/.test(positionals[0]!)) throw new UsageError('expected one order entity_id (a positive integer).', path);
+    // The core's own rule (1 to 15 digits, not 0), checked here so that a bad id is a usage error (exit 2).
+    if (positionals.length !== 1 || !/^\d{1,15}$/.test(positionals[0]!) || Number(positionals[0]) < 1) {
+      throw new UsageError('expected one order entity_id (a positive integer of at most 15 digits).', path);
+    }
     const order = await ordersFromEnv(io).get(positionals[0]!);
     await write(io.stdout, `${JSON.stringify(order, null, 2)}\n`);
     return EXIT.ok;
@@ -101,9 +104,12 @@ ${ENVIRONMENT}`,
     if (values.help) return printHelp(io, this);
     const pageSize = values['page-size'] === undefined ? undefined : Number(values['page-size']);
     if (pageSize !== undefined && (!Number.isSafeInteger(pageSize) || pageSize < 1)) throw new UsageError('--page-size must be a positive integer.', path);
+    const bad = values.status?.find((s) => s.trim() === '' || s.includes(','));
+    if (bad !== undefined) throw new UsageError(`--status must be one status code such as 'pending' (got '${bad}'); repeat --status for several.`, path);
     const status = values.status?.length === 1 ? values.status[0] : values.status;
     const createdFrom = values.from === undefined ? undefined : parseCliDate(values.from, 'from', path);
     const createdTo = values.to === undefined ? undefined : parseCliDate(values.to, 'to', path);
+    checkWindow(createdFrom, createdTo, path);
 
     const resuming = values.checkpoint !== undefined && (await new FileCheckpointStore(values.checkpoint).get(SYNC_CHECKPOINT)) !== undefined;
     const out = output(io, values.out, resuming);

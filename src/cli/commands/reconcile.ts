@@ -1,6 +1,6 @@
 import { createPay } from '../../core/pay.js';
 import type { OrderFinding, OrderReconciliationReport } from '../../core/payments/reconcile-orders.js';
-import { parseCliDate } from '../dates.js';
+import { checkWindow, parseCliDate } from '../dates.js';
 import { EXIT, parse, UsageError, write, type Command, printHelp } from '../io.js';
 import { formatTable } from '../table.js';
 import { silentLogger } from '../../core/logger.js';
@@ -61,6 +61,7 @@ Environment: COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD (see 'paywidget 
     if (values.from === undefined || values.to === undefined) throw new UsageError('--from and --to are both required.', path);
     const createdFrom = parseCliDate(values.from, 'from', path);
     const createdTo = parseCliDate(values.to, 'to', path);
+    checkWindow(createdFrom, createdTo, path);
     const hours = values['lookbehind-hours'] === undefined ? undefined : Number(values['lookbehind-hours']);
     if (hours !== undefined && (!Number.isFinite(hours) || hours < 0)) throw new UsageError('--lookbehind-hours must be a number of hours, 0 or more.', path);
     const shared = await sharedStores(io.env);

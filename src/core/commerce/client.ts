@@ -32,12 +32,12 @@ export class CommerceClient {
   /** Reads `endpoint` (e.g. `/orders/3`); the response may be any status but 401. */
   async read(endpoint: string, query: URLSearchParams | undefined, signal?: AbortSignal): Promise<UpstreamResponse> {
     const { tokens, logger } = this.#deps;
-    const token = await tokens.get();
+    const token = await tokens.get(signal);
     const first = await this.#send(endpoint, query, token, signal);
     if (first.status !== 401) return first;
 
     logger.info({ service: 'commerce', route: this.path(endpoint) }, 'commerce admin token refused; refreshing it once');
-    const fresh = await tokens.refresh(token);
+    const fresh = await tokens.refresh(token, signal);
     const second = await this.#send(endpoint, query, fresh, signal);
     if (second.status !== 401) return second;
     const body = readMagentoError(second);

@@ -43,10 +43,10 @@ const turn = () => new Promise<void>((resolve) => (typeof setImmediate === 'func
  * read would be skipped; a key does not shift.
  *
  * To keep `prefetch` requests in flight, the ones ahead start at guessed keys, one page's worth of
- * entity_ids apart (measured on the first page). Each answer is used up to where the next request
- * starts; when a stretch holds more than a page, the gap is read before moving on. The run ends on
- * an answer that holds every match left (short, or all of `total_count`), so a platform that answers
- * the last page again past the end is never asked.
+ * entity_ids apart (measured across the first page's own ids). Each answer is used up to where the
+ * next request starts; when a stretch holds more than a page, the gap is read before moving on. The
+ * run ends on an answer that holds every match left (short, or all of `total_count`), so a platform
+ * that answers the last page again past the end is never asked.
  */
 export async function* orderPages(source: SearchSource, filterInput: OrderFilter, options: PageOptions = {}): AsyncGenerator<OrderPage> {
   const filter = normalizeFilter(filterInput);
@@ -81,10 +81,16 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
   if (first.items.length < size || first.items.length >= first.total_count) return;
 
   const lastOf = (items: CommerceOrder[]) => items[items.length - 1]!.entity_id;
-  const span = Math.max(1, lastOf(first.items) - cursor);
-  /** Requests start no further than the matches counted so far can reach. */
-  let horizon = cursor + Math.ceil(first.total_count / size) * span;
+  // Measured across the page's own ids, not from the cursor: a filter whose first match lies far past
+  // the cursor (createdFrom yesterday, ids from 120,000) would otherwise space the requests ahead past
+  // the last match, where they come back empty and pages are read one by one. A page of one order has
+  // no spread to measure: the distance from the cursor is all there is.
+  const firstId = first.items[0]!.entity_id;
+  const n = first.items.length;
+  const span = n > 1 ? Math.max(1, Math.ceil(((lastOf(first.items) - firstId) * size) / (n - 1))) : Math.max(1, firstId - cursor);
   cursor = lastOf(first.items);
+  /** Requests start no further than the matches counted so far can reach. */
+  let horizon = cursor + (Math.ceil(first.total_count / size) - 1) * span;
 
   type Ahead = { after: number; request: SearchRequest; raw: Promise<UpstreamResponse> };
   const send = (after: number): Ahead => {

@@ -103,8 +103,11 @@ export async function syncOrders(reader: OrderReader, store: CheckpointStore, lo
   };
 
   if (resumedFrom !== undefined) logger.info({ service: 'commerce', checkpoint, resumedFrom }, 'order sync resuming');
+  /** False while a page is handled: an error then is onOrder's (or the save's), never a cancelled fetch. */
+  let fetching = true;
   try {
     outer: for await (const page of reader.pages({ ...filter, afterEntityId: resumedFrom }, { pageSize, prefetch, signal })) {
+      fetching = false;
       pages += 1;
       total = Math.max(page.totalCount, delivered + page.items.length);
       for (const order of page.items) {
@@ -120,9 +123,10 @@ export async function syncOrders(reader: OrderReader, store: CheckpointStore, lo
       }
       await save(false);
       onProgress?.(progress());
+      fetching = true;
     }
   } catch (error) {
-    if (signal?.aborted) {
+    if (fetching && signal?.aborted) {
       complete = false; // the page in flight was cancelled: a stop, not a failure
     } else {
       // Keep what was delivered before the failure, so the next run does not repeat it.

@@ -26,9 +26,35 @@ export function tokenTtlMs(lifetimeMs: number): number {
 const TWO_FACTOR = /2fa|two[- ]factor/i;
 
 /**
+ * How long a refused login (wrong credentials, 2FA) is remembered: calls meanwhile fail at once.
+ * Magento locks the admin account after a few refused logins in a row (6 by default, for 30
+ * minutes), and after a password rotation every order call would otherwise log in again.
+ */
+export const LOGIN_REFUSAL_COOLDOWN_MS = 60_000;
+const REMEMBERED_REFUSALS: ReadonlySet<string> = new Set(['COMMERCE_AUTH_FAILED', 'COMMERCE_TWO_FACTOR_REQUIRED']);
+
+/** A login refused by the platform, and the token whose rejection led to it (never used again). */
+interface Refusal {
+  error: CommerceError;
+  at: number;
+  until: number;
+  dead: Secret | undefined;
+}
+
+/** One token request shared by its callers; aborted once every caller has given up on it. */
+interface Flight {
+  promise: Promise<string>;
+  controller: AbortController;
+  /** Callers still waiting that can give up (Infinity once one without a signal joined). */
+  waiting: number;
+}
+
+const aborted = (signal: AbortSignal) => new PayError('UPSTREAM_UNREACHABLE', 'The commerce admin token request was aborted by the caller.', { cause: signal.reason });
+
+/**
  * The admin token: cached in the store for its lifetime less a margin, fetched by one request
  * however many calls wait for it, and never retried after a refusal (Magento locks the account
- * after repeated failed logins).
+ * after repeated failed logins). A refused login is remembered for LOGIN_REFUSAL_COOLDOWN_MS.
  *
  * With a shared store that offers a refresh lock (Redis), one instance logs in at a time and the
  * others poll the store for its token. When the store is unreachable, the instance keeps using its
@@ -37,10 +63,11 @@ const TWO_FACTOR = /2fa|two[- ]factor/i;
 export class AdminTokens {
   readonly #deps: AdminTokenDeps;
   readonly #key: string;
-  #inflight: Promise<string> | undefined;
+  #inflight: Flight | undefined;
   /** This instance's copy of the last token it obtained, used only while the store is unreachable. */
   #local: { token: Secret; expiresAt: number } | undefined;
   #storeDown = false;
+  #refusal: Refusal | undefined;
 
   constructor(deps: AdminTokenDeps) {
     this.#deps = deps;
@@ -48,28 +75,55 @@ export class AdminTokens {
     this.#key = `paywidget:commerce-admin-token:${url}|${scope}|${username}`;
   }
 
-  /** A cached token, or a fresh one. */
-  async get(): Promise<string> {
-    return (await this.#read()) ?? this.refresh(undefined);
+  /** A cached token, or a fresh one; `signal` stops the wait for a login. */
+  async get(signal?: AbortSignal): Promise<string> {
+    return (await this.#read()) ?? this.refresh(undefined, signal);
   }
 
   /**
    * A new token because `rejected` was refused (or none was cached). One request at a time: calls
    * that arrive meanwhile share it, and a token another caller already replaced is not fetched again.
    */
-  refresh(rejected: string | undefined): Promise<string> {
-    this.#inflight ??= this.#refresh(rejected).finally(() => {
-      this.#inflight = undefined;
+  refresh(rejected: string | undefined, signal?: AbortSignal): Promise<string> {
+    if (signal?.aborted) return Promise.reject(aborted(signal));
+    const flight = this.#inflight ?? this.#start(rejected);
+    if (!signal) {
+      flight.waiting = Infinity; // a caller that cannot give up keeps the request going
+      return flight.promise;
+    }
+    flight.waiting += 1;
+    return new Promise((resolve, reject) => {
+      // The request is shared, so one caller's abort only ends its own wait; the last one's ends the
+      // request too, so that Ctrl-C does not wait for the login (up to the attempt timeout).
+      const leave = () => {
+        reject(aborted(signal));
+        if (--flight.waiting > 0) return;
+        if (this.#inflight === flight) this.#inflight = undefined;
+        flight.controller.abort();
+      };
+      signal.addEventListener('abort', leave, { once: true });
+      flight.promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', leave));
     });
-    return this.#inflight;
   }
 
-  async #refresh(rejected: string | undefined): Promise<string> {
+  #start(rejected: string | undefined): Flight {
+    const controller = new AbortController();
+    const flight: Flight = { controller, waiting: 0, promise: this.#refresh(rejected, controller.signal) };
+    flight.promise = flight.promise.finally(() => {
+      if (this.#inflight === flight) this.#inflight = undefined;
+    });
+    this.#inflight = flight;
+    return flight;
+  }
+
+  async #refresh(rejected: string | undefined, signal: AbortSignal): Promise<string> {
     const usable = (token: string | undefined) => (token !== undefined && token !== rejected ? token : undefined);
     const current = usable(await this.#read());
     if (current !== undefined) return current;
+    this.#failIfRefused();
     const { store, logger, http } = this.#deps;
-    if (!store.acquireRefreshLock) return this.#fetchAndCache();
+    const fetchAndCache = () => this.#fetchAndCache(rejected, signal);
+    if (!store.acquireRefreshLock) return fetchAndCache();
 
     // A shared store: the instance that takes the lock logs in, the others wait for its token.
     // The lock outlives the longest token request; a holder that died frees it by expiry.
@@ -81,12 +135,12 @@ export class AdminTokens {
         lock = await store.acquireRefreshLock(this.#key, lockTtlMs);
       } catch (error) {
         logger.warn({ err: error, service: 'commerce' }, 'admin token store unreachable: refreshing the token without the shared lock');
-        return this.#fetchAndCache();
+        return fetchAndCache();
       }
       if (lock !== undefined) {
         try {
           // Another instance may have finished its refresh between our read and our lock.
-          return usable(await this.#read()) ?? (await this.#fetchAndCache());
+          return usable(await this.#read()) ?? (await fetchAndCache());
         } finally {
           await store.releaseRefreshLock?.(this.#key, lock).catch((error: unknown) => {
             logger.warn({ err: error, service: 'commerce' }, 'admin token store failed to free the refresh lock; it expires by itself');
@@ -94,17 +148,26 @@ export class AdminTokens {
         }
       }
       await new Promise((resolve) => setTimeout(resolve, SHARED_REFRESH_POLL_MS));
+      if (signal.aborted) throw aborted(signal);
       const shared = usable(await this.#read());
       if (shared !== undefined) return shared;
       if (performance.now() > deadline) {
         logger.warn({ service: 'commerce' }, 'admin token refresh lock held too long by another instance: refreshing here');
-        return this.#fetchAndCache();
+        return fetchAndCache();
       }
     }
   }
 
-  /** The store's token; this instance's own copy when the store is unreachable. */
+  /**
+   * The store's token; this instance's own copy when the store is unreachable. Never the token whose
+   * rejection led to a refused login: the store has no delete, and sending it again only earns a 401.
+   */
   async #read(): Promise<string | undefined> {
+    const token = await this.#readAny();
+    return token !== undefined && token === this.#refusal?.dead?.reveal() ? undefined : token;
+  }
+
+  async #readAny(): Promise<string | undefined> {
     const { store, logger } = this.#deps;
     try {
       const token = await store.get(this.#key);
@@ -118,8 +181,30 @@ export class AdminTokens {
     }
   }
 
-  async #fetchAndCache(): Promise<string> {
-    const token = await this.#fetch();
+  /** Within the cooldown of a refused login: its error again, saying so, without asking the platform. */
+  #failIfRefused(): void {
+    const refusal = this.#refusal;
+    if (!refusal || this.#now() >= refusal.until) return;
+    const { error, at, until } = refusal;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    throw new CommerceError(error.code, `${error.message} (Remembered from the login refused at ${iso(at)}: no new login is tried before ${iso(until)}, since each refused login counts towards Magento's lockout.)`, {
+      upstreamStatus: error.upstreamStatus, body: error.body, cause: error,
+    });
+  }
+
+  async #fetchAndCache(rejected: string | undefined, signal: AbortSignal): Promise<string> {
+    let token: string;
+    try {
+      token = await this.#fetch(signal);
+    } catch (error) {
+      if (error instanceof CommerceError && REMEMBERED_REFUSALS.has(error.code)) {
+        const at = this.#now();
+        const dead = rejected !== undefined ? new Secret(rejected) : this.#refusal?.dead;
+        this.#refusal = { error, at, until: at + LOGIN_REFUSAL_COOLDOWN_MS, dead };
+      }
+      throw error;
+    }
+    this.#refusal = undefined;
     const ttlMs = tokenTtlMs(this.#deps.config.tokenLifetimeMs);
     this.#local = { token: new Secret(token), expiresAt: this.#now() + ttlMs };
     try {
@@ -134,7 +219,7 @@ export class AdminTokens {
     return (this.#deps.now ?? Date.now)();
   }
 
-  async #fetch(): Promise<string> {
+  async #fetch(signal: AbortSignal): Promise<string> {
     const { config, http, logger } = this.#deps;
     const path = `/rest/${encodeURIComponent(config.scope)}/V1/integration/admin/token`;
     const response = await callUpstream({
@@ -143,6 +228,7 @@ export class AdminTokens {
       url: `${config.url}${path}`,
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ username: config.username, password: config.password.reveal() }),
+      signal,
       // Never retried: a refused login counts towards Magento's lockout.
       policy: { maxRetries: 0 },
     }, http, logger);

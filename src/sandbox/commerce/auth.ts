@@ -62,6 +62,11 @@ export class AdminAuth {
     }
   }
 
+  /** A rotated password: logins with the old one are refused from now on (issued tokens stay valid). */
+  setPassword(password: string): void {
+    this.options.password = password;
+  }
+
   expireAll(): void {
     for (const token of this.tokens.keys()) this.tokens.set(token, 0);
   }

@@ -80,6 +80,7 @@ export async function startCommerce(options: CommerceSandboxOptions, now: () => 
     addOrder: (partial = {}) => store.add(partial, Math.floor(now() / 1000)),
     setOrder: (id, patch) => store.set(id, patch),
     expireTokens: () => auth.expireAll(),
+    setPassword: (password) => auth.setPassword(password),
     issuedTokens: () => auth.issued(),
     setTwoFactor: (enabled) => {
       auth.twoFactor = enabled;

@@ -55,6 +55,8 @@ export interface SandboxCommerce {
   setOrder(entityId: number, patch: Record<string, unknown>): SandboxOrder;
   /** Every admin token issued so far stops working (as if its lifetime had passed). */
   expireTokens(): void;
+  /** Rotates the admin password (logins with the old one get Magento's 401); issued tokens stay valid. */
+  setPassword(password: string): void;
   /** The admin tokens issued so far (to check that none leaks). */
   issuedTokens(): string[];
   setTwoFactor(enabled: boolean): void;

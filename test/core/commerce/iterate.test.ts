@@ -83,6 +83,32 @@ describe('orders.iterate', () => {
     expect(sb.commerce.stats().maxConcurrentRequests).toBe(1);
   });
 
+  it('keeps its requests ahead on the matches when the filter starts far past the cursor', async () => {
+    sb = await commerceSandbox({ orders: 3000 });
+    const pay = payFor(sb);
+    const from = sb.commerce.order(2001)!.created_at as string;
+    const expected = range(1, 3000).filter((id) => (sb!.commerce.order(id)!.created_at as string) >= from);
+    const pages = Math.ceil(expected.length / 50);
+    await pay.orders.get(1); // the token first, so only searches are counted and overlap
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', latencyMs: 15, times: Infinity });
+    sb.commerce.resetStats();
+    const seen: number[] = [];
+    let searches = 0;
+    for await (const order of pay.orders.iterate({ createdFrom: from, pageSize: 50, prefetch: 4 })) {
+      seen.push(order.entity_id);
+      if (seen.length === 200) {
+        // Past the first burst: from here on, requests ahead overlap only if they were spaced right.
+        searches = sb.commerce.stats().searches;
+        sb.commerce.resetStats();
+      }
+    }
+    expect(seen).toEqual(expected);
+    // Spaced from entity_id 0, the requests ahead all land past the last order (one wasted request
+    // each), and the pages between are then read one at a time.
+    expect(searches + sb.commerce.stats().searches).toBeLessThanOrEqual(pages + 1);
+    expect(sb.commerce.stats().maxConcurrentRequests).toBeGreaterThan(1);
+  });
+
   it('retries a 5xx on one page and loses nothing', async () => {
     sb = await commerceSandbox({ orders: 250 });
     const pay = payFor(sb);

@@ -143,6 +143,22 @@ describe('orders.sync', () => {
     expect([...first, ...rest]).toEqual(range(1, 300));
   });
 
+  it('rejects with the error of onOrder even when the signal was aborted before it failed', async () => {
+    sb = await commerceSandbox({ orders: 100 });
+    const checkpoints = new MemoryCheckpointStore();
+    const controller = new AbortController();
+    const crash = new Error('output closed');
+    // As the CLI does when its output fails: the run is stopped, then onOrder rejects with the reason.
+    const error = await payFor(sb, { stores: { checkpoints } }).orders.sync({ checkpoint: 'c', pageSize: 20, signal: controller.signal, onOrder: async (o) => {
+      if (o.entity_id === 45) {
+        controller.abort();
+        throw crash;
+      }
+    } }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBe(crash);
+    expect(JSON.parse((await checkpoints.get('c'))!)).toMatchObject({ lastEntityId: 44, complete: false });
+  });
+
   it('a synchronous onOrder (returning a non-thenable) gets every matching order in entity_id order', async () => {
     sb = await commerceSandbox({ orders: 260 });
     // A status filter leaves gaps in the ids, so "in order" is more than counting up.

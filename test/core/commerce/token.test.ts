@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryAdminTokenStore } from 'paywidget-server';
 import type { Sandbox } from 'paywidget-server/sandbox';
-import { commerceSandbox, payFor, rejection } from './helpers.js';
+import { collect, commerceSandbox, payFor, rejection } from './helpers.js';
 
 let sb: Sandbox | undefined;
 afterEach(async () => {
@@ -83,9 +83,69 @@ describe('admin token', () => {
     expect(error.message).toContain('The account sign-in was incorrect');
     expect(error.message).toContain(`'${sb.commerceUsername}'`);
     expect(sb.commerce.stats().tokenRequests).toBe(1);
-    // A second call tries again (one request), it does not loop.
+  });
+
+  it('remembers a refused login for a minute: calls meanwhile fail with its error, without logging in', async () => {
+    let clock = Date.UTC(2030, 0, 1);
+    // Three refused logins in a row lock the account: one login per call would lock it below.
+    sb = await commerceSandbox({ orders: 5, lockoutFailures: 3 }, () => clock);
+    const pay = payFor(sb, { now: () => clock, commerce: { password: 'wrong-password' } });
+    const first = await rejection(pay.orders.get(1));
+    clock += 30_000;
+    const later = [...(await Promise.all([1, 2, 3].map((id) => rejection(pay.orders.get(id))))), await rejection(collect(pay.orders.iterate({ pageSize: 2 })))];
+    for (const error of [first, ...later]) {
+      expect(error.code).toBe('COMMERCE_AUTH_FAILED');
+      expect(error.message).toContain('The account sign-in was incorrect');
+    }
+    for (const error of later) expect(error.message).toContain('Remembered from the login refused at 2030-01-01T00:00:00.000Z: no new login is tried before 2030-01-01T00:01:00.000Z');
+    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 1, unauthorized: 0 });
+
+    clock += 30_000; // the minute is over: one new attempt, refused and remembered again
+    expect((await rejection(pay.orders.get(1))).message).not.toContain('Remembered');
     await rejection(pay.orders.get(1));
     expect(sb.commerce.stats().tokenRequests).toBe(2);
+
+    // The account was never locked: with the password now right, the next login after the cooldown works.
+    sb.commerce.setPassword('wrong-password');
+    clock += 60_000;
+    expect((await pay.orders.get(1)).entity_id).toBe(1);
+  });
+
+  it('after a password rotation, forgets the rejected token and stops logging in until the cooldown ends', async () => {
+    let clock = Date.UTC(2030, 0, 1);
+    sb = await commerceSandbox({ orders: 5 }, () => clock);
+    const pay = payFor(sb, { now: () => clock });
+    await pay.orders.get(1);
+    sb.commerce.setPassword('rotated');
+    sb.commerce.expireTokens(); // the cached token stops working too
+    sb.commerce.resetStats();
+    for (let i = 0; i < 4; i++) expect((await rejection(pay.orders.get(1))).code).toBe('COMMERCE_AUTH_FAILED');
+    // One order call met the dead token and one login was refused; the other calls sent nothing.
+    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 1, unauthorized: 1 });
+
+    sb.commerce.setPassword(sb.commercePassword);
+    clock += 60_000;
+    expect((await pay.orders.get(2)).entity_id).toBe(2);
+    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 2, tokensIssued: 1, unauthorized: 1 });
+  });
+
+  it('stops waiting for a login when the caller aborts (Ctrl-C during the CLI\'s first request)', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    sb.commerce.faults.inject({ route: 'POST /rest/default/V1/integration/admin/token', latencyMs: 1_500 });
+    const started = performance.now();
+    const summary = await payFor(sb).orders.sync({ checkpoint: 'c', signal: AbortSignal.timeout(50), onOrder: () => {} });
+    expect(summary).toMatchObject({ complete: false, delivered: 0 });
+    expect(performance.now() - started).toBeLessThan(750); // not the login's 1.5 s
+  });
+
+  it('keeps a login going while a caller without a signal still waits for it', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const pay = payFor(sb);
+    sb.commerce.faults.inject({ route: 'POST /rest/default/V1/integration/admin/token', latencyMs: 500 });
+    const [order, stopped] = await Promise.all([pay.orders.get(1), pay.orders.sync({ checkpoint: 'c', signal: AbortSignal.timeout(50), onOrder: () => {} })]);
+    expect(stopped).toMatchObject({ complete: false, delivered: 0 });
+    expect(order.entity_id).toBe(1);
+    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 1, tokensIssued: 1 });
   });
 
   it('is not retried after a 5xx either (the token call has no retries)', async () => {
@@ -103,6 +163,16 @@ describe('admin token', () => {
     expect(error.code).toBe('COMMERCE_TWO_FACTOR_REQUIRED');
     expect(error.message).toContain('Please use the 2fa provider-specific endpoints to obtain a token.');
     expect(error.message).toContain('POST /rest/V1/tfa/provider/google/authenticate');
+    expect(sb.commerce.stats().tokenRequests).toBe(1);
+  });
+
+  it('remembers the two-factor refusal too', async () => {
+    sb = await commerceSandbox({ orders: 5, twoFactor: true });
+    const pay = payFor(sb);
+    await rejection(pay.orders.get(1));
+    const again = await rejection(pay.orders.get(1));
+    expect(again.code).toBe('COMMERCE_TWO_FACTOR_REQUIRED');
+    expect(again.message).toMatch(/Please use the 2fa provider-specific endpoints[\s\S]*Remembered from the login refused at/);
     expect(sb.commerce.stats().tokenRequests).toBe(1);
   });
 
