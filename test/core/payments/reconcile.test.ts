@@ -143,7 +143,7 @@ describe('pay by bank', () => {
     expect(sweep).toEqual({ checked: 1, changed: [], unresolved: [paymentId], errors: [] });
   });
 
-  it('a ledger that fails answers the delivery 500 and releases the claim, so the retry records it', async () => {
+  it('a ledger that fails answers the delivery 503 and releases the claim, so the retry records it', async () => {
     let failures = 1;
     const store = new MemoryLedgerStore();
     const flaky: LedgerStore = {
@@ -160,7 +160,7 @@ describe('pay by bank', () => {
     secrets.push(clientToken);
     await fetch(`${sb.paymentUrl}/sandbox/bank/${paymentId}/approve`, { method: 'POST' });
     await sb.webhooks.idle();
-    expect(sb.webhooks.delivered.filter((d) => d.paymentId === paymentId).map((d) => d.status)).toEqual([500, 200]);
+    expect(sb.webhooks.delivered.filter((d) => d.paymentId === paymentId).map((d) => d.status)).toEqual([503, 200]);
     expect(await pay.payments.get(paymentId)).toMatchObject({ outcome: 'confirmed', source: 'webhook' });
   });
 });
