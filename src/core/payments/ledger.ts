@@ -47,8 +47,11 @@ export function createLedger(deps: LedgerDeps): Ledger {
       }
     },
     async record(input) {
-      const outcome = deps.classify(input.status);
-      const result = await guard('record an outcome', input.paymentId, () => store.record({ ...input, outcome, at: deps.now() }));
+      const { paymentId, status, source, orderId, amount, currency } = input;
+      const outcome = deps.classify(status);
+      // Every field named, absent ones undefined: one object shape on the webhook path (a spread of inputs of varying shape is not).
+      const observation: LedgerObservation = { paymentId, status, outcome, source, at: deps.now(), orderId, amount, currency };
+      const result = await guard('record an outcome', paymentId, () => store.record(observation));
       const { entry, previous, changed } = result;
       if (changed) {
         logger.info({ paymentId: entry.paymentId, orderId: entry.orderId, status: entry.status, outcome: entry.outcome, from: previous?.status ?? undefined, source: input.source }, 'payment ledger updated');
