@@ -26,11 +26,16 @@ export interface Router {
 
 export function createRouter(routes: Route[], logger: Logger): Router {
   const compiled: CompiledRoute[] = routes.map((route) => ({ ...route, segments: split(route.path) }));
+  // The hot routes (webhooks, widget-token) have no params: found by method and path without splitting.
+  const exact = new Map(compiled.filter((r) => !r.path.includes(':')).map((r) => [`${r.method} ${r.path}`, r]));
+  const NO_PARAMS: RouteParams = Object.freeze({});
 
   /** HEAD is answered as GET without a body; `allowed` lists the methods of a known path. */
   const findForMethod = (method: string, path: string) => {
-    const segments = split(path);
     const wanted = method === 'HEAD' ? 'GET' : method;
+    const direct = exact.get(`${wanted} ${path}`);
+    if (direct) return { route: direct, params: NO_PARAMS, allowed: [] as string[] };
+    const segments = split(path);
     const allowed: string[] = [];
     for (const route of compiled) {
       const params = matchSegments(route.segments, segments);
