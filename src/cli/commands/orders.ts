@@ -141,7 +141,7 @@ ${ENVIRONMENT}`,
     if (failed) throw failed;
     bar?.update(summary.delivered, summary.total, summary.ratePerSecond, true);
     bar?.finish();
-    const where = summary.lastEntityId === undefined ? '' : `; position: entity_id ${summary.lastEntityId}`;
+    const where = summary.position === undefined ? '' : `; position: entity_id ${summary.position}`;
     const rate = `${Math.round(summary.ratePerSecond).toLocaleString('en-US')}/s`;
     if (!summary.complete) {
       await write(io.stderr, `Stopped after ${summary.delivered} orders${where}.${values.checkpoint ? ' Run the same command to continue.' : ''}\n`);

@@ -47,7 +47,7 @@ export function createOrders(config: CommerceConfig, deps: OrdersDeps): Orders {
     get: (entityId) => reader.get(entityId),
     search: (query) => reader.search(query),
     iterate: (options) => reader.iterate(options),
-    sync: (options) => syncOrders(reader, checkpoints, deps.logger, options),
+    sync: (options) => syncOrders(reader, checkpoints, { logger: deps.logger, now: deps.now ?? Date.now }, options),
   };
 }
 

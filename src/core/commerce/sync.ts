@@ -13,8 +13,10 @@ export interface OrderSyncProgress {
   /** Orders per second in this run so far. */
   ratePerSecond: number;
   elapsedMs: number;
-  /** entity_id of the last order delivered (the saved position); undefined before the first. */
+  /** entity_id of the last order delivered; undefined before the first. */
   lastEntityId: number | undefined;
+  /** The position saved for the next run: lastEntityId, held back before orders younger than settleMs. */
+  position: number | undefined;
   /** The position this run resumed from, if any. */
   resumedFrom: number | undefined;
 }
@@ -37,12 +39,21 @@ export interface OrderSyncOptions extends Omit<OrderFilter, 'afterEntityId'> {
   prefetch?: number;
   /** Stops after the order being delivered; the position is saved and the summary says `complete: false`. */
   signal?: AbortSignal;
+  /**
+   * The saved position does not pass an order created less than this long ago (default 60 s; 0 turns it
+   * off). Magento hands out entity_ids at insert, not at commit: a checkout that commits after a higher id
+   * was read would lie behind the position for good. Orders this young are delivered again by the next run.
+   */
+  settleMs?: number;
 }
 
-/** What the checkpoint store holds: the last entity_id whose order was fully delivered, for this filter. */
+export const DEFAULT_SETTLE_MS = 60_000;
+
+/** What the checkpoint store holds: the position (an entity_id every order up to which was delivered), for this filter. */
 interface SavedPosition {
   v: 1;
   filter: NormalizedFilter;
+  /** The position (named for what it was before settleMs existed; kept so saved checkpoints still read). */
   lastEntityId: number;
   /** Orders delivered under this checkpoint, over all runs. */
   delivered: number;
@@ -67,14 +78,17 @@ function readPosition(name: string, raw: string | undefined): SavedPosition | un
 const sameFilter = (a: NormalizedFilter, b: NormalizedFilter) => JSON.stringify(a) === JSON.stringify(b);
 
 /**
- * Delivers every matching order to onOrder, in entity_id order, saving the last fully delivered
- * entity_id after each page. A run resumes after that position (an extra `entity_id gt` filter),
- * so a crash redelivers at most the orders of one page, orders created during a run are picked up by
- * the next, and no run delivers an order twice.
+ * Delivers every matching order to onOrder, in entity_id order, saving its position after each page:
+ * the last order delivered, or the last one before the first order younger than settleMs. A run
+ * resumes after that position (an extra `entity_id gt` filter), so a crash redelivers at most the
+ * orders of one page (and the young ones), orders created during a run are picked up by the next,
+ * and no run delivers an order twice.
  */
-export async function syncOrders(reader: OrderReader, store: CheckpointStore, logger: Logger, options: OrderSyncOptions): Promise<OrderSyncSummary> {
+export async function syncOrders(reader: OrderReader, store: CheckpointStore, clock: { logger: Logger; now: () => number }, options: OrderSyncOptions): Promise<OrderSyncSummary> {
+  const { logger } = clock;
   if (typeof options !== 'object' || options === null) throw invalidInput('options', 'orders.sync expects { checkpoint, onOrder, ... }.');
-  const { checkpoint, onOrder, onProgress, pageSize, prefetch, signal } = options;
+  const { checkpoint, onOrder, onProgress, pageSize, prefetch, signal, settleMs = DEFAULT_SETTLE_MS } = options;
+  if (typeof settleMs !== 'number' || !(settleMs >= 0) || settleMs === Infinity) throw invalidInput('settleMs', 'settleMs must be a number of milliseconds, 0 or more.');
   if (typeof checkpoint !== 'string' || checkpoint.trim() === '') throw invalidInput('checkpoint', 'checkpoint must be a non-empty name under which the sync keeps its position.');
   if (typeof onOrder !== 'function') throw invalidInput('onOrder', 'onOrder must be a function that receives each order.');
   const filter = normalizeFilter({ status: options.status, createdFrom: options.createdFrom, createdTo: options.createdTo });
@@ -86,7 +100,12 @@ export async function syncOrders(reader: OrderReader, store: CheckpointStore, lo
   const resumedFrom = saved?.lastEntityId || undefined;
   const started = performance.now();
   let lastEntityId = resumedFrom;
+  let position = resumedFrom;
   let savedId = resumedFrom;
+  /** Orders created after this are too young to move the position past (see settleMs). */
+  const settledBefore = clock.now() - settleMs;
+  /** Set at the first young order: ids ascend with creation, so the position stays before it for the run. */
+  let heldBack = false;
   let delivered = 0;
   let total = 0;
   let pages = 0;
@@ -94,12 +113,12 @@ export async function syncOrders(reader: OrderReader, store: CheckpointStore, lo
 
   const progress = (): OrderSyncProgress => {
     const elapsedMs = performance.now() - started;
-    return { delivered, total, ratePerSecond: elapsedMs > 0 ? (delivered * 1000) / elapsedMs : 0, elapsedMs, lastEntityId, resumedFrom };
+    return { delivered, total, ratePerSecond: elapsedMs > 0 ? (delivered * 1000) / elapsedMs : 0, elapsedMs, lastEntityId, position, resumedFrom };
   };
   const save = async (done: boolean) => {
-    const position: SavedPosition = { v: 1, filter, lastEntityId: lastEntityId ?? 0, delivered: (saved?.delivered ?? 0) + delivered, complete: done, updatedAt: new Date().toISOString() };
-    await store.set(checkpoint, JSON.stringify(position));
-    savedId = lastEntityId;
+    const value: SavedPosition = { v: 1, filter, lastEntityId: position ?? 0, delivered: (saved?.delivered ?? 0) + delivered, complete: done, updatedAt: new Date().toISOString() };
+    await store.set(checkpoint, JSON.stringify(value));
+    savedId = position;
   };
 
   if (resumedFrom !== undefined) logger.info({ service: 'commerce', checkpoint, resumedFrom }, 'order sync resuming');
@@ -120,6 +139,8 @@ export async function syncOrders(reader: OrderReader, store: CheckpointStore, lo
         if (typeof (handled as PromiseLike<void> | undefined)?.then === 'function') await handled;
         lastEntityId = order.entity_id;
         delivered += 1;
+        if (!heldBack && settleMs > 0 && createdAtMs(order) > settledBefore) heldBack = true;
+        if (!heldBack) position = order.entity_id;
       }
       await save(false);
       onProgress?.(progress());
@@ -130,13 +151,19 @@ export async function syncOrders(reader: OrderReader, store: CheckpointStore, lo
       complete = false; // the page in flight was cancelled: a stop, not a failure
     } else {
       // Keep what was delivered before the failure, so the next run does not repeat it.
-      if (lastEntityId !== savedId) await save(false).catch((e: unknown) => logger.error({ err: e, checkpoint }, 'could not save the order sync position'));
+      if (position !== savedId) await save(false).catch((e: unknown) => logger.error({ err: e, checkpoint }, 'could not save the order sync position'));
       logger.warn({ service: 'commerce', checkpoint, delivered, lastEntityId }, 'order sync stopped by an error; its position is saved');
       throw error;
     }
   }
   await save(complete);
   const summary = { ...progress(), complete, pages };
-  logger.info({ service: 'commerce', checkpoint, delivered, total: summary.total, lastEntityId, complete }, 'order sync finished');
+  logger.info({ service: 'commerce', checkpoint, delivered, total: summary.total, lastEntityId, position, complete }, 'order sync finished');
   return summary;
+}
+
+/** An order's created_at (`YYYY-MM-DD HH:MM:SS`, UTC) in milliseconds; NaN when it has none, which counts as settled. */
+function createdAtMs(order: CommerceOrder): number {
+  const created = (order as { created_at?: unknown }).created_at;
+  return typeof created === 'string' ? Date.parse(`${created.replace(' ', 'T')}Z`) : NaN;
 }

@@ -77,7 +77,8 @@ export async function startCommerce(options: CommerceSandboxOptions, now: () => 
       return store.size;
     },
     order: (id) => store.get(id),
-    addOrder: (partial = {}) => store.add(partial, Math.floor(now() / 1000)),
+    addOrder: (partial = {}, { committed = true } = {}) => store.add(partial, Math.floor(now() / 1000), committed),
+    commitOrder: (id) => store.commit(id),
     setOrder: (id, patch) => store.set(id, patch),
     expireTokens: () => auth.expireAll(),
     setPassword: (password) => auth.setPassword(password),

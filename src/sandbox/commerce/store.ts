@@ -42,6 +42,8 @@ export class OrderStore {
   private readonly state: Uint8Array;
   private readonly currency: Uint8Array;
   private readonly changed = new Map<number, Order>();
+  /** Inserted, not yet committed: their ids are taken, but no read or search sees them. */
+  private readonly uncommitted = new Set<number>();
   private readonly cache: Array<{ key: string; version: number; ids: number[] }> = [];
   private last: Order | undefined;
   private version = 0;
@@ -80,7 +82,7 @@ export class OrderStore {
   }
 
   get(id: number): Order | undefined {
-    if (!Number.isSafeInteger(id)) return undefined;
+    if (!Number.isSafeInteger(id) || this.uncommitted.has(id)) return undefined;
     const changed = this.changed.get(id);
     if (changed) return changed;
     if (!this.isBase(id)) return undefined;
@@ -88,12 +90,19 @@ export class OrderStore {
     return this.last;
   }
 
-  add(partial: Record<string, unknown>, nowSeconds: number): Order {
+  add(partial: Record<string, unknown>, nowSeconds: number, committed = true): Order {
     const id = this.nextId++;
+    if (!committed) this.uncommitted.add(id);
     const stateIndex = Math.max(0, STATES.findIndex((s) => s.state === partial.state));
     const currencyIndex = Math.max(0, CURRENCIES.findIndex((c) => c.code === partial.order_currency_code));
     const base = generateOrder(this.options.seed, this.facts(id, formatSeconds(nowSeconds), stateIndex, currencyIndex));
     return this.put({ ...base, ...partial, entity_id: id });
+  }
+
+  commit(id: number): void {
+    if (!this.uncommitted.delete(id)) throw new TypeError(`no uncommitted sandbox order with entity_id ${id}`);
+    this.version += 1;
+    this.cache.length = 0;
   }
 
   set(id: number, patch: Record<string, unknown>): Order {
@@ -170,6 +179,7 @@ export class OrderStore {
     for (let id = 1; id <= this.size; id++) {
       const changed = this.changed.size ? this.changed.get(id) : undefined;
       if (changed) {
+        if (this.uncommitted.has(id)) continue;
         if (groups.every((g) => g.some((f) => f.full(changed[f.field])))) ids.push(id);
       } else if (id <= this.options.count && groups.every((g) => g.some((f) => f.base(id)))) {
         ids.push(id);

@@ -49,8 +49,14 @@ export interface SandboxCommerce {
   readonly orderCount: number;
   /** One order as the API would serve it. */
   order(entityId: number): SandboxOrder | undefined;
-  /** Adds an order (next entity_id, created now by the sandbox clock) built like a generated one, then `partial` on top. */
-  addOrder(partial?: Record<string, unknown>): SandboxOrder;
+  /**
+   * Adds an order (next entity_id, created now by the sandbox clock) built like a generated one, then `partial` on top.
+   * `committed: false` models a checkout whose transaction has not committed yet: Magento handed out its
+   * entity_id at insert, but no read or search sees it until `commitOrder(entityId)`.
+   */
+  addOrder(partial?: Record<string, unknown>, options?: { committed?: boolean }): SandboxOrder;
+  /** Makes an order added with `committed: false` visible. */
+  commitOrder(entityId: number): void;
   /** Changes fields of an order (shallow merge); throws on an unknown id. */
   setOrder(entityId: number, patch: Record<string, unknown>): SandboxOrder;
   /** Every admin token issued so far stops working (as if its lifetime had passed). */

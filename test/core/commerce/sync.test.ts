@@ -97,17 +97,49 @@ describe('orders.sync', () => {
     sb = await commerceSandbox({ orders: 120 });
     const pay = payFor(sb);
     let run: number[] = [];
+    // settleMs 0: every order delivered moves the position (the default holds back orders under a minute old).
     const onOrder = (o: CommerceOrder) => void run.push(o.entity_id);
-    await pay.orders.sync({ checkpoint: 'inc', onOrder });
+    await pay.orders.sync({ checkpoint: 'inc', onOrder, settleMs: 0 });
     expect(run).toHaveLength(120);
     const added = [sb.commerce.addOrder().entity_id, sb.commerce.addOrder().entity_id];
     run = [];
-    const summary = await pay.orders.sync({ checkpoint: 'inc', onOrder });
+    const summary = await pay.orders.sync({ checkpoint: 'inc', onOrder, settleMs: 0 });
     expect(run).toEqual(added);
-    expect(summary).toMatchObject({ resumedFrom: 120, delivered: 2 });
+    expect(summary).toMatchObject({ resumedFrom: 120, delivered: 2, position: 122 });
     run = [];
-    await pay.orders.sync({ checkpoint: 'inc', onOrder });
+    await pay.orders.sync({ checkpoint: 'inc', onOrder, settleMs: 0 });
     expect(run).toEqual([]);
+  });
+
+  it('keeps its position before orders under settleMs old, so a checkout that commits late is still delivered', async () => {
+    sb = await commerceSandbox({ orders: 20 });
+    const clock = { now: Date.now() };
+    const pay = payFor(sb, { now: () => clock.now });
+    let run: number[] = [];
+    const sync = () => pay.orders.sync({ checkpoint: 'settle', onOrder: (o) => void run.push(o.entity_id) });
+    await sync();
+    expect(run).toEqual(range(1, 20)); // created in 2025: long settled
+
+    // Magento gave 21 to a checkout still in its transaction; 22 committed first.
+    const late = sb.commerce.addOrder({}, { committed: false }).entity_id;
+    const early = sb.commerce.addOrder().entity_id;
+    run = [];
+    expect(await sync()).toMatchObject({ lastEntityId: early, position: 20 });
+    expect(run).toEqual([early]);
+
+    sb.commerce.commitOrder(late);
+    run = [];
+    expect(await sync()).toMatchObject({ position: 20 });
+    expect(run).toEqual([late, early]); // 22 again: at least once, never twice in a run
+
+    clock.now += 61_000;
+    run = [];
+    expect(await sync()).toMatchObject({ position: early });
+    expect(run).toEqual([late, early]);
+    run = [];
+    await sync();
+    expect(run).toEqual([]);
+    await expect(pay.orders.sync({ checkpoint: 'x', onOrder: () => {}, settleMs: -1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 
   it('syncs by status and creation date, each checkpoint bound to its filter', async () => {
