@@ -54,7 +54,7 @@ export async function benchRedis(): Promise<void> {
       { name: 'express payMiddleware, memory stores', unit: 'req/s', value: inMemory },
       { name: 'express payMiddleware, Redis stores', unit: 'req/s', value: withRedis, reference: 'express payMiddleware, memory stores' },
     ];
-    printTable('Webhook route throughput with the Redis stores (50 connections, alternating rounds, distinct signed deliveries; each one claims and completes two keys)', figures);
+    printTable('Webhook route throughput with the Redis stores (50 connections, alternating rounds, distinct signed deliveries; each one binds its signature, then claims and completes its event id)', figures);
   } finally {
     redis.disconnect();
     await server.stop();
