@@ -84,11 +84,11 @@ const sameFilter = (a: NormalizedFilter, b: NormalizedFilter) => JSON.stringify(
  * orders of one page (and the young ones), orders created during a run are picked up by the next,
  * and no run delivers an order twice.
  */
-export async function syncOrders(reader: OrderReader, store: CheckpointStore, clock: { logger: Logger; now: () => number }, options: OrderSyncOptions): Promise<OrderSyncSummary> {
-  const { logger } = clock;
+export async function syncOrders(reader: OrderReader, store: CheckpointStore, deps: { logger: Logger; now: () => number }, options: OrderSyncOptions): Promise<OrderSyncSummary> {
+  const { logger } = deps;
   if (typeof options !== 'object' || options === null) throw invalidInput('options', 'orders.sync expects { checkpoint, onOrder, ... }.');
   const { checkpoint, onOrder, onProgress, pageSize, prefetch, signal, settleMs = DEFAULT_SETTLE_MS } = options;
-  if (typeof settleMs !== 'number' || !(settleMs >= 0) || settleMs === Infinity) throw invalidInput('settleMs', 'settleMs must be a number of milliseconds, 0 or more.');
+  if (!Number.isFinite(settleMs) || settleMs < 0) throw invalidInput('settleMs', 'settleMs must be a number of milliseconds, 0 or more.');
   if (typeof checkpoint !== 'string' || checkpoint.trim() === '') throw invalidInput('checkpoint', 'checkpoint must be a non-empty name under which the sync keeps its position.');
   if (typeof onOrder !== 'function') throw invalidInput('onOrder', 'onOrder must be a function that receives each order.');
   const filter = normalizeFilter({ status: options.status, createdFrom: options.createdFrom, createdTo: options.createdTo });
@@ -103,7 +103,7 @@ export async function syncOrders(reader: OrderReader, store: CheckpointStore, cl
   let position = resumedFrom;
   let savedId = resumedFrom;
   /** Orders created after this are too young to move the position past (see settleMs). */
-  const settledBefore = clock.now() - settleMs;
+  const settledBefore = deps.now() - settleMs;
   /** Set at the first young order: ids ascend with creation, so the position stays before it for the run. */
   let heldBack = false;
   let delivered = 0;

@@ -1,5 +1,5 @@
 import { PayError } from '../errors.js';
-import type { ClaimResult, ClaimStore } from '../stores/claim-store.js';
+import type { ClaimStore } from '../stores/claim-store.js';
 import type { Logger } from '../types.js';
 
 export interface DedupeDeps {
@@ -35,16 +35,9 @@ export async function processOnce(deps: DedupeDeps, eventId: string, signature: 
   // Until when the claim is ours (real time, like a Redis lease): a failed complete or release is retried until then.
   const leaseEnds = performance.now() + leaseMs;
 
-  let evt: ClaimResult;
-  try {
-    const bound = await store.bind(`sig:${signature}`, eventId, deps.signatureRetentionMs);
-    if (bound !== undefined && bound !== eventId) throw replayed(deps, eventId);
-    evt = await store.claim(eventKey, leaseMs);
-  } catch (error) {
-    if (error instanceof PayError) throw error;
-    deps.logger.error({ err: error, eventId }, 'webhook claim store failed');
-    throw new PayError('STORE_UNAVAILABLE', 'The webhook claim store is unavailable, so the delivery cannot be deduplicated safely; the sender will retry it. Check the store (e.g. Redis) connection.', { cause: error });
-  }
+  const bound = await storeCall(deps, eventId, () => store.bind(`sig:${signature}`, eventId, deps.signatureRetentionMs));
+  if (bound !== undefined && bound !== eventId) throw replayed(deps, eventId);
+  const evt = await storeCall(deps, eventId, () => store.claim(eventKey, leaseMs));
   if (evt.state !== 'claimed') return evt.state === 'done' ? 'duplicate' : 'in_progress';
 
   try {
@@ -55,6 +48,16 @@ export async function processOnce(deps: DedupeDeps, eventId: string, signature: 
   }
   await complete(deps, eventKey, evt.token, deps.retentionMs, leaseEnds);
   return 'processed';
+}
+
+/** A bind or claim: a store that fails is STORE_UNAVAILABLE (503), so the sender retries. */
+async function storeCall<T>(deps: DedupeDeps, eventId: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    deps.logger.error({ err: error, eventId }, 'webhook claim store failed');
+    throw new PayError('STORE_UNAVAILABLE', 'The webhook claim store is unavailable, so the delivery cannot be deduplicated safely; the sender will retry it. Check the store (e.g. Redis) connection.', { cause: error });
+  }
 }
 
 function replayed(deps: DedupeDeps, eventId: string): PayError {
