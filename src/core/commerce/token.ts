@@ -37,7 +37,6 @@ const REMEMBERED_REFUSALS: ReadonlySet<string> = new Set(['COMMERCE_AUTH_FAILED'
 interface Refusal {
   error: CommerceError;
   at: number;
-  until: number;
   dead: Secret | undefined;
 }
 
@@ -183,9 +182,10 @@ export class AdminTokens {
 
   /** Within the cooldown of a refused login: its error again, saying so, without asking the platform. */
   #failIfRefused(): void {
-    const refusal = this.#refusal;
-    if (!refusal || this.#now() >= refusal.until) return;
-    const { error, at, until } = refusal;
+    if (!this.#refusal) return;
+    const { error, at } = this.#refusal;
+    const until = at + LOGIN_REFUSAL_COOLDOWN_MS;
+    if (this.#now() >= until) return;
     const iso = (ms: number) => new Date(ms).toISOString();
     throw new CommerceError(error.code, `${error.message} (Remembered from the login refused at ${iso(at)}: no new login is tried before ${iso(until)}, since each refused login counts towards Magento's lockout.)`, {
       upstreamStatus: error.upstreamStatus, body: error.body, cause: error,
@@ -200,7 +200,7 @@ export class AdminTokens {
       if (error instanceof CommerceError && REMEMBERED_REFUSALS.has(error.code)) {
         const at = this.#now();
         const dead = rejected !== undefined ? new Secret(rejected) : this.#refusal?.dead;
-        this.#refusal = { error, at, until: at + LOGIN_REFUSAL_COOLDOWN_MS, dead };
+        this.#refusal = { error, at, dead };
       }
       throw error;
     }

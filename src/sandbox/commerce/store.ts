@@ -101,8 +101,7 @@ export class OrderStore {
 
   commit(id: number): void {
     if (!this.uncommitted.delete(id)) throw new TypeError(`no uncommitted sandbox order with entity_id ${id}`);
-    this.version += 1;
-    this.cache.length = 0;
+    this.changedOrders();
   }
 
   set(id: number, patch: Record<string, unknown>): Order {
@@ -113,9 +112,14 @@ export class OrderStore {
 
   private put(order: Order): Order {
     this.changed.set(order.entity_id, order);
+    this.changedOrders();
+    return order;
+  }
+
+  /** Cached search results are stale once any order is added, changed or committed. */
+  private changedOrders(): void {
     this.version += 1;
     this.cache.length = 0;
-    return order;
   }
 
   /** A field of a base (unchanged, generated) order, from the arrays when it can. */
