@@ -10,8 +10,19 @@ export interface CliIo {
   signal?: AbortSignal;
 }
 
-/** Exit codes: 0 done, 1 failed, 2 bad usage, 130 interrupted (as shells report SIGINT). */
-export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
+/**
+ * Exit codes: 0 done, 1 failed, 2 bad usage, 75 busy (the checkpoint is in use by another run; sysexits'
+ * EX_TEMPFAIL, so a scheduler can tell "try later" from a failure), 130 interrupted (as shells report SIGINT).
+ */
+export const EXIT = { ok: 0, failed: 1, usage: 2, busy: 75, interrupted: 130 } as const;
+
+/** A failure with an exit code of its own; printed like any other. */
+export class ExitError extends Error {
+  constructor(message: string, readonly exitCode: number) {
+    super(message);
+    this.name = 'ExitError';
+  }
+}
 
 /** A mistake in the command line: printed with a pointer to --help, exit code 2. */
 export class UsageError extends Error {

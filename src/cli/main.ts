@@ -3,7 +3,7 @@ import { ordersCommand } from './commands/orders.js';
 import { paymentsCommand } from './commands/payments.js';
 import { reconcileCommand } from './commands/reconcile.js';
 import { sandboxCommand } from './commands/sandbox.js';
-import { EXIT, UsageError, write, type CliIo, type Command } from './io.js';
+import { EXIT, ExitError, UsageError, write, type CliIo, type Command } from './io.js';
 
 /**
  * The command tree. Later commands register here: `payments` (with `reconcile <id>`) and a top-level
@@ -19,7 +19,7 @@ const ROOT: Command = {
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(12)}${c.summary}`).join('\n')}
 
-Run 'paywidget <command> --help' for more. Exit codes: 0 done, 1 failed, 2 bad usage, 130 interrupted.`,
+Run 'paywidget <command> --help' for more. Exit codes: 0 done, 1 failed, 2 bad usage, 75 checkpoint in use by another run, 130 interrupted.`,
   subcommands: COMMANDS,
 };
 
@@ -50,6 +50,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       return EXIT.usage;
     }
     if ((error as NodeJS.ErrnoException).code === 'EPIPE') return EXIT.ok; // the reader went away (| head)
+    if (error instanceof ExitError) {
+      await write(io.stderr, `${path}: ${error.message}\n`);
+      return error.exitCode;
+    }
     const message = error instanceof PayError ? `${error.message} [${error.code}]` : `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
     await write(io.stderr, `${path}: ${message}\n`);
     return EXIT.failed;

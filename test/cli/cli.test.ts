@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
+import { lockCheckpoint } from '../../src/cli/checkpoint-lock.js';
 import { main } from '../../src/cli/main.js';
 
 let sb: Sandbox;
@@ -150,6 +151,26 @@ describe('paywidget CLI', () => {
     const rest = lines(second.stdout).map((o) => o.entity_id);
     expect(rest[0]).toBe(saved.lastEntityId + 1);
     expect(rest.at(-1)).toBe(sb.commerce.orderCount);
+  });
+
+  it('orders sync refuses a checkpoint another sync is using (exit 75), and leaves no lock behind', async () => {
+    const checkpoint = join(dir, 'shared.checkpoint.json');
+    const out = join(dir, 'shared.ndjson');
+    const release = await lockCheckpoint(checkpoint); // as a run in progress holds it
+    const refused = await run(['orders', 'sync', '--checkpoint', checkpoint, '--out', out]);
+    expect(refused.code).toBe(75);
+    expect(refused.stderr).toMatch(new RegExp(`paywidget orders sync: another 'paywidget orders sync' is using the checkpoint .*shared\\.checkpoint\\.json \\(pid ${process.pid} on `));
+    await expect(readFile(out, 'utf8')).rejects.toThrow(/ENOENT/); // refused before it wrote anything
+    await release();
+
+    const ran = await run(['orders', 'sync', '--checkpoint', checkpoint, '--out', out]);
+    expect(ran.code).toBe(0);
+    expect(lines(await readFile(out, 'utf8'))).toHaveLength(sb.commerce.orderCount);
+    await expect(readFile(`${checkpoint}.lock`, 'utf8')).rejects.toThrow(/ENOENT/);
+    // A failed run lets go of it too.
+    const failed = await run(['orders', 'sync', '--checkpoint', checkpoint], { env: { ...env(), COMMERCE_PASSWORD: 'wrong' } });
+    expect(failed.code).toBe(1);
+    await expect(readFile(`${checkpoint}.lock`, 'utf8')).rejects.toThrow(/ENOENT/);
   });
 
   it('refuses a checkpoint file it did not write', async () => {

@@ -6,6 +6,7 @@ import { PayError } from '../../core/errors.js';
 import { MemoryCheckpointStore, type CheckpointStore } from '../../core/stores/checkpoint-store.js';
 import { silentLogger } from '../../core/logger.js';
 import { checkWindow, parseCliDate } from '../dates.js';
+import { lockCheckpoint } from '../checkpoint-lock.js';
 import { FileCheckpointStore } from '../file-checkpoint-store.js';
 import { commandGroup, EXIT, parse, UsageError, write, type CliIo, type Command, printHelp } from '../io.js';
 import { ProgressBar } from '../progress.js';
@@ -82,7 +83,8 @@ Options:
   --from T           created at or after T    T: 'YYYY-MM-DD HH:MM:SS' (UTC), 'YYYY-MM-DD', or ISO 8601 with a zone
   --to T             created at or before T   (a bare date means the end of that day)
   --checkpoint FILE  keep the position in FILE: a stopped or failed run continues where it left off,
-                     and a finished one picks up only orders created since
+                     and a finished one picks up only orders created since. One run at a time per
+                     FILE (FILE.lock): another exits 75 while it runs
   --out FILE         write to FILE instead of stdout (appended to when resuming from a checkpoint)
   --page-size N      orders per request (default 100; lowered automatically to the platform's cap)
   -h, --help         this help
@@ -111,46 +113,66 @@ ${ENVIRONMENT}`,
     const createdTo = values.to === undefined ? undefined : parseCliDate(values.to, 'to', path);
     checkWindow(createdFrom, createdTo, path);
 
-    const resuming = values.checkpoint !== undefined && (await new FileCheckpointStore(values.checkpoint).get(SYNC_CHECKPOINT)) !== undefined;
-    const out = output(io, values.out, resuming);
-    let failed: Error | undefined;
-    const stopOnError = new AbortController();
-    out.stream.on('error', (error: Error) => {
-      failed ??= error;
-      stopOnError.abort();
-    });
-    const flush = () => (failed ? Promise.reject(failed) : write(out.stream, ''));
-    const store = values.checkpoint === undefined ? new MemoryCheckpointStore() : new FileCheckpointStore(values.checkpoint, flush);
-    const bar = io.stderr.isTTY ? new ProgressBar(io.stderr, 'orders') : undefined;
-    const signal = io.signal ? AbortSignal.any([io.signal, stopOnError.signal]) : stopOnError.signal;
-    let summary;
+    const unlock = values.checkpoint === undefined ? undefined : await lockCheckpoint(values.checkpoint);
     try {
-      summary = await ordersFromEnv(io, store).sync({
-        checkpoint: SYNC_CHECKPOINT, status, createdFrom, createdTo, pageSize, signal,
-        onOrder: async (order) => {
-          if (failed) throw failed;
-          if (!out.stream.write(`${JSON.stringify(order)}\n`)) await drained(out.stream);
-          if (failed) throw failed;
-        },
-        onProgress: (p) => bar?.update(p.delivered, p.total, p.ratePerSecond),
-      });
+      return await runSync(io, { status, createdFrom, createdTo, pageSize, checkpoint: values.checkpoint, out: values.out });
     } finally {
-      bar?.finish();
-      await out.close().catch((error: Error) => void (failed ??= error));
+      await unlock?.();
     }
-    if (failed) throw failed;
-    bar?.update(summary.delivered, summary.total, summary.ratePerSecond, true);
-    bar?.finish();
-    const where = summary.position === undefined ? '' : `; position: entity_id ${summary.position}`;
-    const rate = `${Math.round(summary.ratePerSecond).toLocaleString('en-US')}/s`;
-    if (!summary.complete) {
-      await write(io.stderr, `Stopped after ${summary.delivered} orders${where}.${values.checkpoint ? ' Run the same command to continue.' : ''}\n`);
-      return EXIT.interrupted;
-    }
-    await write(io.stderr, `Synced ${summary.delivered} orders in ${(summary.elapsedMs / 1000).toFixed(1)} s (${rate})${where}.\n`);
-    return EXIT.ok;
   },
 };
+
+interface SyncArgs {
+  status: string | string[] | undefined;
+  createdFrom: string | undefined;
+  createdTo: string | undefined;
+  pageSize: number | undefined;
+  checkpoint: string | undefined;
+  out: string | undefined;
+}
+
+/** The sync itself, once the command line is checked and the checkpoint is ours. */
+async function runSync(io: CliIo, values: SyncArgs): Promise<number> {
+  const { status, createdFrom, createdTo, pageSize } = values;
+  const resuming = values.checkpoint !== undefined && (await new FileCheckpointStore(values.checkpoint).get(SYNC_CHECKPOINT)) !== undefined;
+  const out = output(io, values.out, resuming);
+  let failed: Error | undefined;
+  const stopOnError = new AbortController();
+  out.stream.on('error', (error: Error) => {
+    failed ??= error;
+    stopOnError.abort();
+  });
+  const flush = () => (failed ? Promise.reject(failed) : write(out.stream, ''));
+  const store = values.checkpoint === undefined ? new MemoryCheckpointStore() : new FileCheckpointStore(values.checkpoint, flush);
+  const bar = io.stderr.isTTY ? new ProgressBar(io.stderr, 'orders') : undefined;
+  const signal = io.signal ? AbortSignal.any([io.signal, stopOnError.signal]) : stopOnError.signal;
+  let summary;
+  try {
+    summary = await ordersFromEnv(io, store).sync({
+      checkpoint: SYNC_CHECKPOINT, status, createdFrom, createdTo, pageSize, signal,
+      onOrder: async (order) => {
+        if (failed) throw failed;
+        if (!out.stream.write(`${JSON.stringify(order)}\n`)) await drained(out.stream);
+        if (failed) throw failed;
+      },
+      onProgress: (p) => bar?.update(p.delivered, p.total, p.ratePerSecond),
+    });
+  } finally {
+    bar?.finish();
+    await out.close().catch((error: Error) => void (failed ??= error));
+  }
+  if (failed) throw failed;
+  bar?.update(summary.delivered, summary.total, summary.ratePerSecond, true);
+  bar?.finish();
+  const where = summary.position === undefined ? '' : `; position: entity_id ${summary.position}`;
+  const rate = `${Math.round(summary.ratePerSecond).toLocaleString('en-US')}/s`;
+  if (!summary.complete) {
+    await write(io.stderr, `Stopped after ${summary.delivered} orders${where}.${values.checkpoint ? ' Run the same command to continue.' : ''}\n`);
+    return EXIT.interrupted;
+  }
+  await write(io.stderr, `Synced ${summary.delivered} orders in ${(summary.elapsedMs / 1000).toFixed(1)} s (${rate})${where}.\n`);
+  return EXIT.ok;
+}
 
 export const ordersCommand = commandGroup('orders', 'read and sync the commerce platform\'s orders', [
   { usage: 'get <entity_id>', command: get },

@@ -1,0 +1,68 @@
+import { execFile } from 'node:child_process';
+import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lockCheckpoint } from '../../src/cli/checkpoint-lock.js';
+import { ExitError } from '../../src/cli/io.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'paywidget-lock-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const exists = (path: string) => access(path).then(() => true, () => false);
+
+/** The pid of a process that has already exited. */
+function deadPid(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(process.execPath, ['-e', '0'], (error) => (error ? reject(error) : resolve(child.pid!)));
+  });
+}
+
+async function refusal(file: string): Promise<ExitError> {
+  const error = await lockCheckpoint(file).then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(ExitError);
+  return error as ExitError;
+}
+
+describe('lockCheckpoint', () => {
+  it('lets one run hold a checkpoint; another is refused with exit code 75 until it is released', async () => {
+    const file = join(dir, 'one.json');
+    const release = await lockCheckpoint(file);
+    const owner = JSON.parse(await readFile(`${file}.lock`, 'utf8')) as { pid: number; host: string };
+    expect(owner).toMatchObject({ pid: process.pid, host: hostname() });
+
+    const error = await refusal(file);
+    expect(error.exitCode).toBe(75);
+    expect(error.message).toContain(`another 'paywidget orders sync' is using the checkpoint ${file} (pid ${process.pid} on ${hostname()}`);
+    expect(error.message).toContain(`delete ${file}.lock`);
+
+    await release();
+    expect(await exists(`${file}.lock`)).toBe(false);
+    await (await lockCheckpoint(file))();
+  });
+
+  it('takes over the lock of a run that died on this host', async () => {
+    const file = join(dir, 'dead.json');
+    const pid = await deadPid();
+    await writeFile(`${file}.lock`, JSON.stringify({ pid, host: hostname(), startedAt: '2026-01-01T00:00:00.000Z' }));
+    const release = await lockCheckpoint(file);
+    expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
+    await release();
+  });
+
+  it('does not take over a lock from another host, or one it cannot read: it says which file to delete', async () => {
+    const other = join(dir, 'other-host.json');
+    await writeFile(`${other}.lock`, JSON.stringify({ pid: await deadPid(), host: 'some-other-host', startedAt: '2026-01-01T00:00:00.000Z' }));
+    expect((await refusal(other)).message).toMatch(/on some-other-host, started 2026-01-01T00:00:00\.000Z\)\. Let it finish, or if it is no longer running, delete .*other-host\.json\.lock\./);
+
+    const garbled = join(dir, 'garbled.json');
+    await writeFile(`${garbled}.lock`, 'not json');
+    expect((await refusal(garbled)).message).toContain('(a run whose lock file cannot be read)');
+    expect(await readFile(`${garbled}.lock`, 'utf8')).toBe('not json');
+  });
+});
