@@ -51,16 +51,32 @@ async function child(role: string, env: Record<string, string>, nodeFlags: strin
   });
 }
 
-async function firstLine(proc: ChildProcess): Promise<string> {
-  const lines = createInterface({ input: proc.stdout! });
-  for await (const line of lines) return line;
-  throw new Error('the benchmark child process ended without an answer');
+/** The lines a child prints, one at a time. */
+function lineReader(proc: ChildProcess): () => Promise<string> {
+  const lines = createInterface({ input: proc.stdout! })[Symbol.asyncIterator]();
+  return async () => {
+    const next = await lines.next();
+    if (next.done) throw new Error('the benchmark child process ended without an answer');
+    return next.value;
+  };
 }
 
-async function startPlatform(orders: number, latencyMs: number): Promise<{ platform: Platform; stop: () => void }> {
+interface RunningPlatform {
+  platform: Platform;
+  /** CPU time (user + system, ms) the sandbox process has used so far. */
+  cpuMs: () => Promise<number>;
+  stop: () => void;
+}
+
+async function startPlatform(orders: number, latencyMs: number): Promise<RunningPlatform> {
   const proc = await child('sandbox', { ORDERS: String(orders), LATENCY_MS: String(latencyMs) });
-  const platform = JSON.parse(await firstLine(proc)) as Platform;
-  return { platform, stop: () => proc.stdin!.end() };
+  const nextLine = lineReader(proc);
+  const platform = JSON.parse(await nextLine()) as Platform;
+  const cpuMs = async () => {
+    proc.stdin!.write('cpu\n');
+    return Number(await nextLine());
+  };
+  return { platform, cpuMs, stop: () => proc.stdin!.end() };
 }
 
 /** What a merchant might write first: one page after another (all of them, or the first `maxPages`). */
@@ -86,8 +102,9 @@ function orders(p: Platform) {
   return createOrders(commerce!, { http, logger: silent });
 }
 
-async function librarySync(p: Platform, checkpoint: string): Promise<number> {
+async function librarySync(p: Platform, checkpoint: string, onPages: (pages: number) => void = () => {}): Promise<number> {
   const summary = await orders(p).sync({ checkpoint, pageSize: PAGE_SIZE, onOrder: () => {} });
+  onPages(summary.pages);
   return summary.delivered;
 }
 
@@ -120,33 +137,44 @@ async function peakMemory(count: number, nodeFlags: string[] = []): Promise<Memo
   const { platform, stop } = await startPlatform(count, 0);
   try {
     const proc = await child('sync', { PLATFORM: JSON.stringify(platform), EXPECTED: String(count) }, nodeFlags);
-    return JSON.parse(await firstLine(proc)) as Memory;
+    return JSON.parse(await lineReader(proc)()) as Memory;
   } finally {
     stop();
   }
 }
 
-/** Orders per second of the naive loop and of the library, on one sandbox with `latencyMs` per page. */
 /**
  * Orders per second of the naive loop and of the library on one sandbox with `latencyMs` per page:
  * the median of `rounds` runs each, alternating which goes first, so a busy moment on a 2-core machine
- * does not fall on one side only.
+ * does not fall on one side only. Also the CPU per page of the sandbox and of the library (this
+ * process) during the library's runs: each is one thread on one of the machine's cores, so the sync
+ * cannot take pages faster than the slower of the two works through them.
  */
-async function compare(count: number, latencyMs: number, rounds: number): Promise<{ naive: number; library: number }> {
-  const { platform, stop } = await startPlatform(count, latencyMs);
+async function compare(count: number, latencyMs: number, rounds: number): Promise<{ naive: number; library: number; sandboxMsPerPage: number; clientMsPerPage: number }> {
+  const { platform, cpuMs, stop } = await startPlatform(count, latencyMs);
   try {
     await warmUp(platform);
     const naive: number[] = [];
     const library: number[] = [];
+    let sandboxMs = 0;
+    let clientMs = 0;
+    let pages = 0;
     for (let round = 0; round < rounds; round++) {
       const runNaive = async () => naive.push(await timed(() => naiveSync(platform), count));
-      const runLibrary = async () => library.push(await timed(() => librarySync(platform, `measured-${latencyMs}-${round}`), count));
+      const runLibrary = async () => {
+        const before = await cpuMs();
+        const ownBefore = process.cpuUsage();
+        library.push(await timed(() => librarySync(platform, `measured-${latencyMs}-${round}`, (n) => (pages += n)), count));
+        const own = process.cpuUsage(ownBefore);
+        clientMs += (own.user + own.system) / 1000;
+        sandboxMs += (await cpuMs()) - before;
+      };
       if (round % 2 === 0) await runNaive().then(runLibrary);
       else await runLibrary().then(runNaive);
     }
     if (process.env.BENCH_SAMPLES) console.error({ latencyMs, naive, library });
     const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-    return { naive: median(naive), library: median(library) };
+    return { naive: median(naive), library: median(library), sandboxMsPerPage: sandboxMs / pages, clientMsPerPage: clientMs / pages };
   } finally {
     stop();
   }
@@ -171,6 +199,11 @@ export async function benchOrderSync(): Promise<void> {
   printTable(`Order sync, page size ${PAGE_SIZE}, median of 3 alternating runs (${context})`, [
     { name: `naive loop, ${ORDERS / 1000}k orders, +${LATENCY_MS} ms/page`, unit: 'orders/s', value: required.naive },
     { name: `pay.orders.sync, ${ORDERS / 1000}k orders, +${LATENCY_MS} ms/page`, unit: 'orders/s', value: required.library, reference: `naive loop, ${ORDERS / 1000}k orders, +${LATENCY_MS} ms/page`, target: '≥ 3×' },
+    // Where the ratio stops on this machine: the sandbox and the sync each take a page's worth of CPU on
+    // their own thread (mostly JSON: stringify there, parse here), while the naive loop waits for both
+    // plus the latency on every page.
+    { name: `bound: one page per ${required.sandboxMsPerPage.toFixed(2)} ms of sandbox CPU`, unit: 'orders/s', value: (PAGE_SIZE * 1000) / required.sandboxMsPerPage, reference: `naive loop, ${ORDERS / 1000}k orders, +${LATENCY_MS} ms/page` },
+    { name: `bound: one page per ${required.clientMsPerPage.toFixed(2)} ms of the sync's CPU`, unit: 'orders/s', value: (PAGE_SIZE * 1000) / required.clientMsPerPage, reference: `naive loop, ${ORDERS / 1000}k orders, +${LATENCY_MS} ms/page` },
     { name: 'naive loop, 20k orders, +25 ms/page', unit: 'orders/s', value: slow.naive },
     { name: 'pay.orders.sync, 20k orders, +25 ms/page', unit: 'orders/s', value: slow.library, reference: 'naive loop, 20k orders, +25 ms/page' },
   ]);
@@ -195,8 +228,13 @@ async function runSandboxChild(): Promise<void> {
   const latencyMs = Number(process.env.LATENCY_MS);
   if (latencyMs > 0) sb.commerce.faults.inject({ route: '/rest/default/V1/orders', latencyMs, times: Infinity });
   process.stdout.write(`${JSON.stringify({ url: sb.commerceUrl, username: sb.commerceUsername, password: sb.commercePassword })}\n`);
-  process.stdin.resume();
-  process.stdin.on('end', () => void sb.close().then(() => process.exit(0)));
+  // 'cpu' on stdin: answer the CPU time used so far (ms); the end of stdin: stop.
+  const commands = createInterface({ input: process.stdin });
+  commands.on('line', () => {
+    const { user, system } = process.cpuUsage();
+    process.stdout.write(`${(user + system) / 1000}\n`);
+  });
+  commands.on('close', () => void sb.close().then(() => process.exit(0)));
 }
 
 async function runSyncChild(): Promise<void> {
