@@ -19,7 +19,9 @@ interface LockOwner {
 export async function lockCheckpoint(file: string): Promise<() => Promise<void>> {
   const path = `${file}.lock`;
   const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString() };
-  for (let attempt = 0; ; attempt++) {
+  let owner: LockOwner | undefined;
+  // Three tries: the lock may vanish between a failed create and the read, or be a dead run's to take over.
+  for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const handle = await open(path, 'wx');
       try {
@@ -33,11 +35,12 @@ export async function lockCheckpoint(file: string): Promise<() => Promise<void>>
     }
     const seen = await readFile(path, 'utf8').catch(() => undefined);
     if (seen === undefined) continue; // released between our create and our read: try again
-    const owner = parseOwner(seen);
-    if (attempt > 0 || !owner || !isGone(owner)) throw busy(file, path, owner);
+    owner = parseOwner(seen);
+    if (!owner || !isGone(owner)) break;
     // A dead run's lock: removed only if it is still the one we read (another run may be taking it over too).
     if ((await readFile(path, 'utf8').catch(() => undefined)) === seen) await unlink(path).catch(() => {});
   }
+  throw busy(file, path, owner);
 }
 
 function parseOwner(text: string): LockOwner | undefined {
