@@ -38,6 +38,15 @@ interface ServedApp {
   output: string;
 }
 
+/** Mints a widget token through the served app (expecting 200) and answers what the sandbox's checkout holds for it. */
+async function mintAndLookUp(served: ServedApp, body: string): Promise<unknown> {
+  const response = await fetch(`${served.base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  expect(response.status).toBe(200);
+  const { widget_token } = (await response.json()) as { widget_token: string };
+  const lookup = await fetch(`${served.sandbox.paymentUrl}/api/v1/checkout/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token }) });
+  return lookup.json();
+}
+
 /** Around the enclosing describe: a sandbox, then `next build` and `next start` of `app` configured for it. */
 function servedApp(app: string): ServedApp {
   const served = { output: '' } as ServedApp;
@@ -72,11 +81,7 @@ describe('examples/next built with next build and served by next start', () => {
   beforeAll(() => served.sandbox.setWebhookUrl(`${served.base}/webhooks`));
 
   it('mints a token for an order from the merchant’s records', async () => {
-    const response = await fetch(`${served.base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1001","amount":1}' });
-    expect(response.status).toBe(200);
-    const { widget_token } = (await response.json()) as { widget_token: string };
-    const lookup = await fetch(`${served.sandbox.paymentUrl}/api/v1/checkout/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token }) });
-    expect(await lookup.json()).toMatchObject({ order: { order_id: '1001', amount: 1999, currency: 'EUR' } });
+    expect(await mintAndLookUp(served, '{"orderId":"1001","amount":1}')).toMatchObject({ order: { order_id: '1001', amount: 1999, currency: 'EUR' } });
   });
 
   it('passes an upstream refusal through unchanged', async () => {
@@ -127,11 +132,7 @@ describe('the App Router handlers on the edge runtime (test/fixtures/next-edge)'
   const served = servedApp('test/fixtures/next-edge');
 
   it('mints through fetch', async () => {
-    const response = await fetch(`${served.base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    expect(response.status).toBe(200);
-    const { widget_token } = (await response.json()) as { widget_token: string };
-    const lookup = await fetch(`${served.sandbox.paymentUrl}/api/v1/checkout/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token }) });
-    expect(await lookup.json()).toMatchObject({ order: { order_id: 'edge-1', amount: 1999, currency: 'EUR' } });
+    expect(await mintAndLookUp(served, '{}')).toMatchObject({ order: { order_id: 'edge-1', amount: 1999, currency: 'EUR' } });
   });
 
   it('verifies with WebCrypto, deduplicates and refuses a forgery', async () => {
