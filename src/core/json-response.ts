@@ -1,9 +1,14 @@
 import type { PayResponse } from './types.js';
 
 /** Tokens and payment states must never be served again from a cache. */
-export const NO_STORE = 'no-store';
+const NO_STORE = 'no-store';
 
 /** A route's JSON answer. */
 export function jsonResponse(status: number, body: unknown): PayResponse {
-  return { status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': NO_STORE }, body: JSON.stringify(body) };
+  return jsonTextResponse(status, JSON.stringify(body));
+}
+
+/** A JSON answer already serialized (a constant on a hot route need not be stringified per request). */
+export function jsonTextResponse(status: number, json: string): PayResponse {
+  return { status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': NO_STORE }, body: json };
 }

@@ -1,4 +1,4 @@
-import { PayError } from '../errors.js';
+import { invalidInput, PayError } from '../errors.js';
 import { toMinorUnits } from '../money/index.js';
 import type { MintInput } from '../payments/mint.js';
 import type { ResolveCheckout } from '../routes/widget-token.js';
@@ -44,7 +44,7 @@ export function orderCheckoutResolver(orders: { get(entityId: number): Promise<C
     const body = request.body;
     const raw = typeof body === 'object' && body !== null ? (body as { order_id?: unknown }).order_id : undefined;
     if (raw === undefined) {
-      throw new PayError('INVALID_INPUT', 'Send { "order_id": <the order\'s entity_id> } to POST /widget-token; the amount comes from the commerce platform.', { details: { field: 'order_id' } });
+      throw invalidInput('order_id', 'Send { "order_id": <the order\'s entity_id> } to POST /widget-token; the amount comes from the commerce platform.');
     }
     return checkoutFromOrder(await orders.get(toEntityId(raw, 'order_id')));
   };

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { PayError } from '../errors.js';
+import { invalidInput, PayError } from '../errors.js';
 import type { Logger } from '../types.js';
 import type { CommerceClient } from './client.js';
 import { CommerceError, commerceFailure, commerceJson, describeMagentoError, readMagentoError } from './errors.js';
@@ -51,7 +51,7 @@ function validate<T>(value: unknown, guard: (value: unknown) => boolean, schema:
 export function toEntityId(value: unknown, field = 'entityId'): number {
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^[0-9]{1,15}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
   if (!Number.isSafeInteger(n) || n < 1) {
-    throw new PayError('INVALID_INPUT', `${field} must be the order's entity_id, a positive integer (got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : String(value)}).`, { details: { field } });
+    throw invalidInput(field, `${field} must be the order's entity_id, a positive integer (got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : String(value)}).`);
   }
   return n;
 }

@@ -1,4 +1,4 @@
-import { PayError } from '../errors.js';
+import { invalidInput, PayError } from '../errors.js';
 import type { UpstreamResponse } from '../http.js';
 import type { Logger } from '../types.js';
 import { CommerceError } from './errors.js';
@@ -52,7 +52,7 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
   const filter = normalizeFilter(filterInput);
   const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
   if (!Number.isSafeInteger(prefetch) || prefetch < 1 || prefetch > 16) {
-    throw new PayError('INVALID_INPUT', `prefetch must be an integer from 1 to 16 (got ${String(prefetch)}).`, { details: { field: 'prefetch' } });
+    throw invalidInput('prefetch', `prefetch must be an integer from 1 to 16 (got ${String(prefetch)}).`);
   }
   const controller = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;

@@ -14,7 +14,7 @@ export interface GuardOptions {
 
 let codeGeneration: boolean | undefined;
 
-export function canGenerateCode(): boolean {
+function canGenerateCode(): boolean {
   if (codeGeneration === undefined) {
     try {
       // Through an alias, as zod does: Next's edge build refuses a literal `new Function`, even one that is caught.

@@ -47,7 +47,7 @@ export interface OrderSyncOptions extends Omit<OrderFilter, 'afterEntityId'> {
   settleMs?: number;
 }
 
-export const DEFAULT_SETTLE_MS = 60_000;
+const DEFAULT_SETTLE_MS = 60_000;
 
 /** What the checkpoint store holds: the position (an entity_id every order up to which was delivered), for this filter. */
 interface SavedPosition {
@@ -162,8 +162,7 @@ export async function syncOrders(reader: OrderReader, store: CheckpointStore, de
   return summary;
 }
 
-/** An order's created_at (`YYYY-MM-DD HH:MM:SS`, UTC) in milliseconds; NaN when it has none, which counts as settled. */
+/** An order's created_at (`YYYY-MM-DD HH:MM:SS`, UTC, required by the order schema) in milliseconds. */
 function createdAtMs(order: CommerceOrder): number {
-  const created = (order as { created_at?: unknown }).created_at;
-  return typeof created === 'string' ? Date.parse(`${created.replace(' ', 'T')}Z`) : NaN;
+  return Date.parse(`${order.created_at.replace(' ', 'T')}Z`);
 }

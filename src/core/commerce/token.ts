@@ -30,7 +30,7 @@ const TWO_FACTOR = /2fa|two[- ]factor/i;
  * Magento locks the admin account after a few refused logins in a row (6 by default, for 30
  * minutes), and after a password rotation every order call would otherwise log in again.
  */
-export const LOGIN_REFUSAL_COOLDOWN_MS = 60_000;
+const LOGIN_REFUSAL_COOLDOWN_MS = 60_000;
 const REMEMBERED_REFUSALS: ReadonlySet<string> = new Set(['COMMERCE_AUTH_FAILED', 'COMMERCE_TWO_FACTOR_REQUIRED']);
 
 /** A login refused by the platform, and the token whose rejection led to it (never used again). */

@@ -1,5 +1,5 @@
 import type { HttpPolicy } from '../config.js';
-import { PayError, UpstreamError } from '../errors.js';
+import { invalidInput, PayError, UpstreamError } from '../errors.js';
 import type { LedgerEntry, LedgerSource } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { Ledger } from './ledger.js';
@@ -73,7 +73,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   const clientToken = toClientToken(options.clientToken);
   const budgetMs = options.budgetMs ?? deps.pollBudgetMs;
   if (!Number.isFinite(budgetMs) || budgetMs < 0) {
-    throw new PayError('INVALID_INPUT', `budgetMs must be a number of milliseconds, 0 or more (got ${String(budgetMs)}).`, { details: { field: 'budgetMs' } });
+    throw invalidInput('budgetMs', `budgetMs must be a number of milliseconds, 0 or more (got ${String(budgetMs)}).`);
   }
   const known = await deps.ledger.get(paymentId);
   if (known && known.outcome !== 'unresolved') return toReconcileResult(paymentId, known);

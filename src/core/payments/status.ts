@@ -1,5 +1,5 @@
 import type { HttpPolicy, PaymentConfig } from '../config.js';
-import { PayError } from '../errors.js';
+import { invalidInput, PayError } from '../errors.js';
 import { assertOk, callUpstream, parseJsonBody } from '../http.js';
 import { Secret } from '../secret.js';
 import type { Logger } from '../types.js';
@@ -38,7 +38,7 @@ const PAYMENT_ID = /^[^\s/?#\\]{1,200}$/;
 export function checkPaymentId(paymentId: unknown): string {
   if (typeof paymentId !== 'string' || !PAYMENT_ID.test(paymentId)) {
     const got = typeof paymentId === 'string' ? `'${paymentId.slice(0, 40)}'` : typeof paymentId;
-    throw new PayError('INVALID_INPUT', `paymentId must be the payment_id the payment service returned: 1 to 200 characters without spaces or slashes (got ${got}).`, { details: { field: 'paymentId' } });
+    throw invalidInput('paymentId', `paymentId must be the payment_id the payment service returned: 1 to 200 characters without spaces or slashes (got ${got}).`);
   }
   return paymentId;
 }
@@ -47,7 +47,7 @@ export function checkPaymentId(paymentId: unknown): string {
 export function toClientToken(value: unknown): Secret | undefined {
   if (value instanceof Secret) return value;
   if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') throw new PayError('INVALID_INPUT', 'clientToken must be the payment_client_token string.', { details: { field: 'clientToken' } });
+  if (typeof value !== 'string') throw invalidInput('clientToken', 'clientToken must be the payment_client_token string.');
   return new Secret(value);
 }
 
@@ -57,7 +57,7 @@ function credentials(ctx: StatusContext, token: Secret | undefined): { url: stri
     return { url: ctx.payment().apiUrl, headers: { authorization: `Bearer ${token.reveal()}` }, by: 'client-token' };
   }
   if (ctx.statusAuth === 'client-token') {
-    throw new PayError('INVALID_INPUT', "payments.statusAuth is 'client-token', so the status of a payment can only be read with its payment_client_token: pass { clientToken }. Set statusAuth to 'client-token-or-merchant' to use the merchant credentials otherwise.", { details: { field: 'clientToken' } });
+    throw invalidInput('clientToken', "payments.statusAuth is 'client-token', so the status of a payment can only be read with its payment_client_token: pass { clientToken }. Set statusAuth to 'client-token-or-merchant' to use the merchant credentials otherwise.");
   }
   const payment = ctx.payment();
   return { url: payment.apiUrl, headers: { 'x-merchant-id': payment.merchantId, 'x-merchant-api-key': payment.apiKey.reveal() }, by: 'merchant' };

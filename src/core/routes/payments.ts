@@ -1,4 +1,4 @@
-import { PayError } from '../errors.js';
+import { invalidInput, PayError } from '../errors.js';
 import type { ReconcileOptions, ReconcileResult } from '../payments/reconcile.js';
 import { checkPaymentId } from '../payments/status.js';
 import type { Route } from '../router.js';
@@ -24,7 +24,7 @@ function facts(source: { orderId?: string; amount?: number; currency?: string })
 function clientTokenOf(body: unknown): string | undefined {
   const token = typeof body === 'object' && body !== null ? (body as { payment_client_token?: unknown }).payment_client_token : undefined;
   if (token === undefined || token === null || token === '') return undefined;
-  if (typeof token !== 'string') throw new PayError('INVALID_INPUT', 'payment_client_token must be a string.', { details: { field: 'payment_client_token' } });
+  if (typeof token !== 'string') throw invalidInput('payment_client_token', 'payment_client_token must be a string.');
   return token;
 }
 

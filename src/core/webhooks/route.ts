@@ -1,5 +1,5 @@
 import { PayError, toPayError } from '../errors.js';
-import { jsonResponse } from '../json-response.js';
+import { jsonTextResponse } from '../json-response.js';
 import { getHeader } from '../headers.js';
 import type { Route } from '../router.js';
 import type { Logger, PayResponse } from '../types.js';
@@ -15,8 +15,8 @@ export interface WebhookRouteDeps {
   logger: Logger;
 }
 
-const RECEIVED = { received: true };
-const DUPLICATE = { received: true, duplicate: true };
+const RECEIVED = JSON.stringify({ received: true });
+const DUPLICATE = JSON.stringify({ received: true, duplicate: true });
 const STORE_RETRY_AFTER_SECONDS = '5';
 
 /**
@@ -59,7 +59,7 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
         return response;
       }
       logger.debug({ eventId, outcome }, 'webhook received');
-      return jsonResponse(200, outcome === 'duplicate' ? DUPLICATE : RECEIVED);
+      return jsonTextResponse(200, outcome === 'duplicate' ? DUPLICATE : RECEIVED);
     },
   };
 }

@@ -125,7 +125,7 @@ export function faultResponse(rule: FaultRule): { status: number; headers: Recor
   return { status, headers: { ...(hasType ? {} : { 'content-type': guessContentType(body) }), ...custom }, body };
 }
 
-type Answer = { status: number; headers: Record<string, string>; body: string } | undefined;
+type Answer = ReturnType<typeof faultResponse>;
 
 /**
  * The fault step both fake services run before routing: take the matching rule, wait its latency,

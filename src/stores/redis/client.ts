@@ -120,10 +120,10 @@ export class RedisCommands {
   }
 }
 
-/** A Lua table of field/value pairs (HGETALL inside a script) as an object. */
 /** A TTL for `PX` or a script: whole milliseconds, at least 1 (0 would mean no expiry). */
 export const ms = (value: number): string => String(Math.max(1, Math.ceil(value)));
 
+/** A Lua table of field/value pairs (HGETALL inside a script) as an object. */
 export function pairsToObject(reply: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (!Array.isArray(reply)) return out;
