@@ -1,10 +1,10 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { open, readFile, rename } from 'node:fs/promises';
 import type { CheckpointStore } from '../core/stores/checkpoint-store.js';
 
 /**
- * Checkpoints in a JSON file (`{ "<name>": "<value>" }`), replaced atomically (write, then rename) so a
- * crash leaves the old position or the new one, never half a file. `beforeSet` runs first: the CLI
- * flushes its output there, so a saved position never covers orders still in a buffer.
+ * Checkpoints in a JSON file (`{ "<name>": "<value>" }`), replaced atomically (write, fsync, then rename)
+ * so a crash or a power loss leaves the old position or the new one, never half a file. `beforeSet` runs
+ * first: the CLI flushes its output to disk there, so a saved position never covers orders that are not.
  */
 export class FileCheckpointStore implements CheckpointStore {
   constructor(
@@ -38,7 +38,13 @@ export class FileCheckpointStore implements CheckpointStore {
     await this.beforeSet();
     const all = { ...(await this.read()), [key]: value };
     const temporary = `${this.path}.${process.pid}.tmp`;
-    await writeFile(temporary, `${JSON.stringify(all, null, 2)}\n`);
+    const file = await open(temporary, 'w');
+    try {
+      await file.writeFile(`${JSON.stringify(all, null, 2)}\n`);
+      await file.sync(); // else a power loss after the rename can leave an empty checkpoint file
+    } finally {
+      await file.close();
+    }
     await rename(temporary, this.path);
   }
 }

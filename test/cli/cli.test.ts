@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -199,6 +199,36 @@ describe('paywidget as a process', () => {
     expect(sync.stderr).toMatch(/Synced \d+ orders/);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/expected one order entity_id/);
+  });
+
+  it('syncs into a file that stdout was redirected to, putting it on disk before each checkpoint, and resumes', async () => {
+    // stdout is then a file, which the CLI fdatasyncs before moving the checkpoint (a pipe, above, cannot be).
+    const out = join(dir, 'redirected.ndjson');
+    const checkpoint = join(dir, 'redirected.checkpoint.json');
+    const syncInto = async (flags: string) => {
+      const file = await open(out, flags);
+      try {
+        return await new Promise<number | null>((resolve) => {
+          const child = spawn(process.execPath, ['--import', 'tsx', cli, 'orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50'], { env: { ...process.env, ...env() }, stdio: ['ignore', file.fd, 'ignore'] });
+          child.on('exit', resolve);
+        });
+      } finally {
+        await file.close();
+      }
+    };
+    const count = sb.commerce.orderCount;
+    expect(await syncInto('w')).toBe(0);
+    expect(lines(await readFile(out, 'utf8')).map((o) => o.entity_id)).toEqual(range(1, count));
+    const saved = JSON.parse(JSON.parse(await readFile(checkpoint, 'utf8'))['orders-sync']) as { lastEntityId: number; complete: boolean };
+    expect(saved.complete).toBe(true);
+    // The generated orders are old; one an earlier test added just now may be held back (settleMs) and written again.
+    expect(saved.lastEntityId).toBeGreaterThanOrEqual(480);
+
+    sb.commerce.addOrder();
+    expect(await syncInto('a')).toBe(0);
+    const ids = lines(await readFile(out, 'utf8')).map((o) => o.entity_id);
+    expect([...new Set(ids)]).toEqual(range(1, count + 1));
+    expect(ids.slice(0, saved.lastEntityId)).toEqual(range(1, saved.lastEntityId));
   });
 
   it('stops at once on Ctrl-C during its first login (exit 130), not when the login answers', async () => {

@@ -1,4 +1,4 @@
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, fdatasync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { createOrders, type Orders } from '../../core/commerce/index.js';
 import { resolveCommerceConfig } from '../../core/config.js';
@@ -64,6 +64,20 @@ function drained(stream: Writable): Promise<void> {
   });
 }
 
+/**
+ * Puts what was written to the stream on disk when it is a file (`--out`, or stdout redirected to one),
+ * so that after a power loss the checkpoint never covers orders the file lost. Pipes and terminals
+ * cannot be synced (EINVAL), and need not be: what they took is the reader's.
+ */
+function syncToDisk(stream: Writable): Promise<void> {
+  const fd = (stream as { fd?: unknown }).fd;
+  if (typeof fd !== 'number') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    fdatasync(fd, (error) => (error && !UNSYNCABLE.has(error.code ?? '') ? reject(error) : resolve()));
+  });
+}
+const UNSYNCABLE = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP']);
+
 /** NDJSON output that can be flushed before the checkpoint moves past what it holds. */
 function output(io: CliIo, file: string | undefined, append: boolean): { stream: Writable; close: () => Promise<void> } {
   if (!file) return { stream: io.stdout, close: async () => {} };
@@ -91,7 +105,8 @@ Options:
 
 A progress bar is drawn on stderr when it is a terminal. Ctrl-C stops after the current order and
 saves the position (exit code 130). Orders are delivered at least once: after a crash, up to one
-page may be written again.
+page may be written again. An output file (--out, or stdout redirected to a file) is synced to disk
+before the checkpoint moves, so not even a power loss makes the next run skip an order.
 
 ${ENVIRONMENT}`,
   async run(args, io, path) {
@@ -142,7 +157,11 @@ async function runSync(io: CliIo, values: SyncArgs): Promise<number> {
     failed ??= error;
     stopOnError.abort();
   });
-  const flush = () => (failed ? Promise.reject(failed) : write(out.stream, ''));
+  const flush = async () => {
+    if (failed) throw failed;
+    await write(out.stream, '');
+    await syncToDisk(out.stream);
+  };
   const store = values.checkpoint === undefined ? new MemoryCheckpointStore() : new FileCheckpointStore(values.checkpoint, flush);
   const bar = io.stderr.isTTY ? new ProgressBar(io.stderr, 'orders') : undefined;
   const signal = io.signal ? AbortSignal.any([io.signal, stopOnError.signal]) : stopOnError.signal;
