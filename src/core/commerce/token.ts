@@ -5,6 +5,7 @@ import { Secret } from '../secret.js';
 import type { AdminTokenStore } from '../stores/admin-token-store.js';
 import type { Logger } from '../types.js';
 import { CommerceError, commerceFailure, commerceJson, describeMagentoError, readMagentoError, type MagentoErrorBody } from './errors.js';
+import { decodeRefusal, encodeRefusal, failIfRefused, isRememberedRefusal, LOGIN_REFUSAL_COOLDOWN_MS, type Refusal } from './login-refusal.js';
 
 export interface AdminTokenDeps {
   config: CommerceConfig;
@@ -25,21 +26,6 @@ export function tokenTtlMs(lifetimeMs: number): number {
 
 const TWO_FACTOR = /2fa|two[- ]factor/i;
 
-/**
- * How long a refused login (wrong credentials, 2FA) is remembered: calls meanwhile fail at once.
- * Magento locks the admin account after a few refused logins in a row (6 by default, for 30
- * minutes), and after a password rotation every order call would otherwise log in again.
- */
-const LOGIN_REFUSAL_COOLDOWN_MS = 60_000;
-const REMEMBERED_REFUSALS: ReadonlySet<string> = new Set(['COMMERCE_AUTH_FAILED', 'COMMERCE_TWO_FACTOR_REQUIRED']);
-
-/** A login refused by the platform, and the token whose rejection led to it (never used again). */
-interface Refusal {
-  error: CommerceError;
-  at: number;
-  dead: Secret | undefined;
-}
-
 /** One token request shared by its callers; aborted once every caller has given up on it. */
 interface Flight {
   promise: Promise<string>;
@@ -53,7 +39,8 @@ const aborted = (signal: AbortSignal) => new PayError('UPSTREAM_UNREACHABLE', 'T
 /**
  * The admin token: cached in the store for its lifetime less a margin, fetched by one request
  * however many calls wait for it, and never retried after a refusal (Magento locks the account
- * after repeated failed logins). A refused login is remembered for LOGIN_REFUSAL_COOLDOWN_MS.
+ * after repeated failed logins). A refused login is remembered for LOGIN_REFUSAL_COOLDOWN_MS, by every
+ * instance that shares the store.
  *
  * With a shared store that offers a refresh lock (Redis), one instance logs in at a time and the
  * others poll the store for its token. When the store is unreachable, the instance keeps using its
@@ -62,6 +49,7 @@ const aborted = (signal: AbortSignal) => new PayError('UPSTREAM_UNREACHABLE', 'T
 export class AdminTokens {
   readonly #deps: AdminTokenDeps;
   readonly #key: string;
+  readonly #refusalKey: string;
   #inflight: Flight | undefined;
   /** This instance's copy of the last token it obtained, used only while the store is unreachable. */
   #local: { token: Secret; expiresAt: number } | undefined;
@@ -72,6 +60,7 @@ export class AdminTokens {
     this.#deps = deps;
     const { url, scope, username } = deps.config;
     this.#key = `paywidget:commerce-admin-token:${url}|${scope}|${username}`;
+    this.#refusalKey = `${this.#key}|login-refused`;
   }
 
   /** A cached token, or a fresh one; `signal` stops the wait for a login. */
@@ -119,7 +108,7 @@ export class AdminTokens {
     const usable = (token: string | undefined) => (token !== undefined && token !== rejected ? token : undefined);
     const current = usable(await this.#read());
     if (current !== undefined) return current;
-    this.#failIfRefused();
+    failIfRefused(this.#refusal, this.#now());
     const { store, logger, http } = this.#deps;
     const fetchAndCache = () => this.#fetchAndCache(rejected, signal);
     if (!store.acquireRefreshLock) return fetchAndCache();
@@ -180,27 +169,19 @@ export class AdminTokens {
     }
   }
 
-  /** Within the cooldown of a refused login: its error again, saying so, without asking the platform. */
-  #failIfRefused(): void {
-    if (!this.#refusal) return;
-    const { error, at } = this.#refusal;
-    const until = at + LOGIN_REFUSAL_COOLDOWN_MS;
-    if (this.#now() >= until) return;
-    const iso = (ms: number) => new Date(ms).toISOString();
-    throw new CommerceError(error.code, `${error.message} (Remembered from the login refused at ${iso(at)}: no new login is tried before ${iso(until)}, since each refused login counts towards Magento's lockout.)`, {
-      upstreamStatus: error.upstreamStatus, body: error.body, cause: error,
-    });
-  }
-
   async #fetchAndCache(rejected: string | undefined, signal: AbortSignal): Promise<string> {
+    const dead = rejected !== undefined ? new Secret(rejected) : this.#refusal?.dead;
+    await this.#failIfRefusedElsewhere(dead);
     let token: string;
     try {
       token = await this.#fetch(signal);
     } catch (error) {
-      if (error instanceof CommerceError && REMEMBERED_REFUSALS.has(error.code)) {
+      if (isRememberedRefusal(error)) {
         const at = this.#now();
-        const dead = rejected !== undefined ? new Secret(rejected) : this.#refusal?.dead;
         this.#refusal = { error, at, dead };
+        await this.#deps.store.set(this.#refusalKey, encodeRefusal(error, at), LOGIN_REFUSAL_COOLDOWN_MS).catch((storeError: unknown) => {
+          this.#deps.logger.warn({ err: storeError, service: 'commerce' }, 'admin token store failed to keep the refused login; other instances may try their own');
+        });
       }
       throw error;
     }
@@ -213,6 +194,20 @@ export class AdminTokens {
       this.#deps.logger.warn({ err: error, service: 'commerce' }, 'admin token store failed to keep the new token; this instance uses its own copy');
     }
     return token;
+  }
+
+  /** Another instance's login was refused within the cooldown: adopt its refusal instead of trying our own. */
+  async #failIfRefusedElsewhere(dead: Secret | undefined): Promise<void> {
+    let shared;
+    try {
+      shared = decodeRefusal(await this.#deps.store.get(this.#refusalKey));
+    } catch {
+      return; // an unreachable store was reported by #read; the login goes ahead as without a store
+    }
+    if (!shared || shared.at <= (this.#refusal?.at ?? -Infinity)) return;
+    const refusal: Refusal = { ...shared, dead };
+    this.#refusal = refusal;
+    failIfRefused(refusal, this.#now());
   }
 
   #now(): number {

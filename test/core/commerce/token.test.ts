@@ -191,6 +191,40 @@ describe('admin token', () => {
     expect(sb.commerce.stats().tokenRequests).toBe(2);
   });
 
+  it('shares a refused login through the store: after a password rotation, one login for the whole fleet', async () => {
+    let clock = Date.UTC(2030, 0, 1);
+    sb = await commerceSandbox({ orders: 5 }, () => clock);
+    const adminTokens = new MemoryAdminTokenStore({ now: () => clock });
+    const fleet = [1, 2, 3].map(() => payFor(sb!, { now: () => clock, stores: { adminTokens } }));
+    for (const pay of fleet) await pay.orders.get(1);
+    sb.commerce.setPassword('rotated');
+    sb.commerce.expireTokens();
+    sb.commerce.resetStats();
+
+    // One after another: this store has no refresh lock, so logins that start together are not serialized (Redis's are).
+    const first = await rejection(fleet[0]!.orders.get(2));
+    clock += 1_000;
+    const others = [await rejection(fleet[1]!.orders.get(2)), await rejection(fleet[2]!.orders.get(2))];
+    expect(first.code).toBe('COMMERCE_AUTH_FAILED');
+    expect(first.message).not.toContain('Remembered');
+    for (const error of others) {
+      expect(error.code).toBe('COMMERCE_AUTH_FAILED');
+      expect(error.message).toContain('The account sign-in was incorrect');
+      expect(error.message).toContain('Remembered from the login refused at 2030-01-01T00:00:00.000Z');
+    }
+    // Each instance met the dead token once; only the first tried to log in.
+    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 1, unauthorized: 3 });
+    // Later calls on every instance fail at once, without sending the dead token again.
+    for (const pay of fleet) expect((await rejection(pay.orders.get(3))).message).toContain('no new login is tried before 2030-01-01T00:01:00.000Z');
+    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 1, unauthorized: 3 });
+
+    // After the cooldown, with the password right again, one login serves the fleet.
+    sb.commerce.setPassword(sb.commercePassword);
+    clock += 60_000;
+    for (const pay of fleet) expect((await pay.orders.get(4)).entity_id).toBe(4);
+    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 2, tokensIssued: 1 });
+  });
+
   it('uses the configured scope in every path', async () => {
     sb = await commerceSandbox({ orders: 5 });
     const pay = payFor(sb, { commerce: { scope: 'all' } });
