@@ -102,8 +102,8 @@ export async function syncOrders(reader: OrderReader, store: CheckpointStore, de
   let lastEntityId = resumedFrom;
   let position = resumedFrom;
   let savedId = resumedFrom;
-  /** Orders created after this are too young to move the position past (see settleMs). */
-  const settledBefore = deps.now() - settleMs;
+  /** Orders created after this are too young to move the position past (see settleMs); none is with settleMs 0. */
+  const settledBefore = settleMs > 0 ? asCreatedAt(deps.now() - settleMs) : undefined;
   /** Set at the first young order: ids ascend with creation, so the position stays before it for the run. */
   let heldBack = false;
   let delivered = 0;
@@ -139,7 +139,7 @@ export async function syncOrders(reader: OrderReader, store: CheckpointStore, de
         if (typeof (handled as PromiseLike<void> | undefined)?.then === 'function') await handled;
         lastEntityId = order.entity_id;
         delivered += 1;
-        if (!heldBack && settleMs > 0 && createdAtMs(order) > settledBefore) heldBack = true;
+        if (!heldBack && settledBefore !== undefined && order.created_at > settledBefore) heldBack = true;
         if (!heldBack) position = order.entity_id;
       }
       await save(false);
@@ -162,7 +162,12 @@ export async function syncOrders(reader: OrderReader, store: CheckpointStore, de
   return summary;
 }
 
-/** An order's created_at (`YYYY-MM-DD HH:MM:SS`, UTC, required by the order schema) in milliseconds. */
-function createdAtMs(order: CommerceOrder): number {
-  return Date.parse(`${order.created_at.replace(' ', 'T')}Z`);
+/**
+ * A time written as created_at is (`YYYY-MM-DD HH:MM:SS`, UTC, required by the order schema), so that each
+ * order is compared as text, without parsing its date. A time before the year 0 starts with '-', which
+ * sorts before every created_at.
+ */
+function asCreatedAt(ms: number): string {
+  return new Date(Math.max(ms, EARLIEST_DATE_MS)).toISOString().slice(0, 19).replace('T', ' ');
 }
+const EARLIEST_DATE_MS = -8.64e15;

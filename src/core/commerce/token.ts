@@ -171,7 +171,7 @@ export class AdminTokens {
 
   async #fetchAndCache(rejected: string | undefined, signal: AbortSignal): Promise<string> {
     const dead = rejected !== undefined ? new Secret(rejected) : this.#refusal?.dead;
-    await this.#failIfRefusedElsewhere(dead);
+    await this.#failIfRefusedHereOrElsewhere(dead);
     let token: string;
     try {
       token = await this.#fetch(signal);
@@ -196,18 +196,19 @@ export class AdminTokens {
     return token;
   }
 
-  /** Another instance's login was refused within the cooldown: adopt its refusal instead of trying our own. */
-  async #failIfRefusedElsewhere(dead: Secret | undefined): Promise<void> {
-    let shared;
+  /**
+   * Within the cooldown of the latest refused login, this instance's or one another instance shared
+   * through the store (adopted, so that it is not tried again here): its error, without logging in.
+   */
+  async #failIfRefusedHereOrElsewhere(dead: Secret | undefined): Promise<void> {
+    let shared: Omit<Refusal, 'dead'> | undefined;
     try {
       shared = decodeRefusal(await this.#deps.store.get(this.#refusalKey));
     } catch {
-      return; // an unreachable store was reported by #read; the login goes ahead as without a store
+      // An unreachable store was reported by #read: the login goes ahead as without a store.
     }
-    if (!shared || shared.at <= (this.#refusal?.at ?? -Infinity)) return;
-    const refusal: Refusal = { ...shared, dead };
-    this.#refusal = refusal;
-    failIfRefused(refusal, this.#now());
+    if (shared && shared.at > (this.#refusal?.at ?? -Infinity)) this.#refusal = { ...shared, dead };
+    failIfRefused(this.#refusal, this.#now());
   }
 
   #now(): number {

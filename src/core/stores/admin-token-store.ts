@@ -6,8 +6,9 @@ import { Secret } from '../secret.js';
  *
  * Maps onto Redis as `GET key` / `SET key value PX ttlMs`. The value is a credential: a shared store
  * must be as private as the admin password. A refused login is kept beside the token for a minute
- * (`<key>|login-refused`: its code, message and time), so that the instances stop logging in together. A store may throw (or reject) when it is unreachable: the
- * library then keeps using its own copy of the token, or logs in without the store.
+ * (`<key>|login-refused`: its code, message and time), so that the instances stop logging in together.
+ * A store may throw (or reject) when it is unreachable: the library then keeps using its own copy of
+ * the token, or logs in without the store.
  */
 export interface AdminTokenStore {
   /** The cached token, or undefined when there is none or it expired. */
