@@ -32,9 +32,10 @@ export interface StatusContext {
   classify: (status: string) => PaymentOutcome;
 }
 
-const PAYMENT_ID = /^[^\s/?#\\]{1,200}$/;
+/** `.` and `..` are refused: encodeURIComponent keeps them, and the URL would resolve them to another path. */
+const PAYMENT_ID = /^(?!\.{1,2}$)[^\s/?#\\]{1,200}$/;
 
-/** A payment id as it may go into a path: 1 to 200 characters, no whitespace, slash, `?`, `#` or backslash. */
+/** A payment id as it may go into a path: 1 to 200 characters, no whitespace, slash, `?`, `#` or backslash, not `.` or `..`. */
 export function checkPaymentId(paymentId: unknown): string {
   if (typeof paymentId !== 'string' || !PAYMENT_ID.test(paymentId)) {
     const got = typeof paymentId === 'string' ? `'${paymentId.slice(0, 40)}'` : typeof paymentId;

@@ -71,6 +71,13 @@ describe('POST /payments/:paymentId/reconcile', () => {
     expect(badToken.json.error).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'payment_client_token' } });
     const badId = await call(pay, 'POST', '/payments/a%2Fb/reconcile');
     expect(badId.json.error).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'paymentId' } });
+    // `.` and `..` survive encodeURIComponent, and the status URL would resolve them to another endpoint of the service.
+    for (const dots of ['%2e%2e', '%2E', '..']) {
+      const refused = await call(pay, 'POST', `/payments/${dots}/reconcile`);
+      expect([dots, refused.status, refused.json.error.code]).toEqual([dots, 400, 'INVALID_INPUT']);
+      expect((await call(pay, 'GET', `/payments/${dots}`)).status).toBe(400);
+    }
+    await expect(pay.payments.status('..')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     expect((await call(pay, 'GET', `/payments/${paymentId}/reconcile`)).status).toBe(405);
   });
 
