@@ -7,7 +7,11 @@ export interface WebhookOptions {
   toleranceSeconds?: number | false;
   /** Largest accepted body; a larger one is answered 413. Default 1 MiB (1,048,576 bytes). */
   maxBodyBytes?: number;
-  /** How long a processed event id is remembered, so late retries are answered as duplicates. Default 3 days. */
+  /**
+   * How long a processed event id is remembered, so late retries are answered as duplicates. Default 3 days.
+   * Never less than the window a delivery's timestamp is accepted in (2 × tolerance + lease): a shorter
+   * value is raised to it, else the same delivery sent again inside that window would run twice.
+   */
   retentionMs?: number;
   /** How long a delivery in progress holds its event id; must exceed your slowest handler. Default 60 s. */
   leaseMs?: number;
@@ -58,5 +62,5 @@ export function resolveWebhookOptions(options: WebhookOptions = {}): WebhookPoli
   // A signature is accepted while now is within ±tolerance of its timestamp: a window of 2 × tolerance
   // from the first sighting at worst. Without a tolerance, remember it as long as event ids.
   const signatureRetentionMs = toleranceSeconds === false ? retentionMs : Math.ceil(2 * toleranceSeconds * 1000) + leaseMs;
-  return { toleranceSeconds, maxBodyBytes, retentionMs, leaseMs, signatureRetentionMs, eventType: eventType ?? defaultEventType };
+  return { toleranceSeconds, maxBodyBytes, retentionMs: Math.max(retentionMs, signatureRetentionMs), leaseMs, signatureRetentionMs, eventType: eventType ?? defaultEventType };
 }

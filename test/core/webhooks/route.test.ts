@@ -134,6 +134,19 @@ describe('POST /webhooks: exactly once per event id', () => {
     expect((await post(pay, d)).json).toEqual({ received: true });
     expect(runs).toBe(2);
   });
+
+  it('remembers an event id at least as long as its delivery can pass the timestamp check, whatever retentionMs says', async () => {
+    const { pay, clock } = payWithClock({ webhooks: { retentionMs: 60_000 } }); // tolerance 300 s, lease 60 s
+    let runs = 0;
+    pay.webhooks.onAny(() => void runs++);
+    const d = delivery(paid, { eventId: 'evt_short_retention' });
+    await post(pay, d);
+    clock.now += 120_000; // past retentionMs, still inside the tolerance: the same bytes pass verification
+    expect((await post(pay, d)).json.duplicate).toBe(true);
+    clock.now += 2 * 300_000 + 60_000; // past the whole window a signature is accepted in
+    expect((await post(pay, d)).status).toBe(400); // stale timestamp: refused before any store is touched
+    expect(runs).toBe(1);
+  });
 });
 
 describe('POST /webhooks: the replay guard', () => {
