@@ -71,25 +71,20 @@ function replayed(deps: DedupeDeps, eventId: string): PayError {
  * leave the event claimed but not done (a later duplicate would then run it again once the lease ran out).
  */
 async function complete(deps: DedupeDeps, key: string, token: string, retentionMs: number, leaseEnds: number): Promise<void> {
+  const attempt = () => deps.store.complete(key, token, retentionMs);
   try {
-    await completeOnce(deps, key, token, retentionMs);
+    if (!(await attempt())) {
+      deps.logger.warn({ key }, 'webhook claim lease ran out before completion; raise webhooks.leaseMs above your slowest handler');
+    }
   } catch (error) {
     deps.logger.error({ err: error, key }, 'webhook claim store failed to complete a claim; retrying while its lease lasts');
-    retryInBackground(deps, key, 'complete', () => completeOnce(deps, key, token, retentionMs), leaseEnds);
-  }
-}
-
-async function completeOnce(deps: DedupeDeps, key: string, token: string, retentionMs: number): Promise<void> {
-  if (!(await deps.store.complete(key, token, retentionMs))) {
-    deps.logger.warn({ key }, 'webhook claim lease ran out before completion; raise webhooks.leaseMs above your slowest handler');
+    retryInBackground(deps, key, 'complete', attempt, leaseEnds);
   }
 }
 
 /** Best effort, retried in the background while the lease lasts: a claim that cannot be released expires with its lease. */
 async function release(deps: DedupeDeps, key: string, token: string, leaseEnds: number): Promise<void> {
-  const attempt = async () => {
-    await deps.store.release(key, token);
-  };
+  const attempt = () => deps.store.release(key, token);
   try {
     await attempt();
   } catch (error) {
@@ -102,14 +97,17 @@ async function release(deps: DedupeDeps, key: string, token: string, leaseEnds: 
  * Repeats `attempt` (a compare-and-set on our own token, so harmless if it already happened) with
  * back-off until it succeeds or the lease ends. The timers do not keep the process alive.
  */
-function retryInBackground(deps: DedupeDeps, key: string, what: 'complete' | 'release', attempt: () => Promise<void>, leaseEnds: number, delayMs = 100): void {
+function retryInBackground(deps: DedupeDeps, key: string, what: 'complete' | 'release', attempt: () => Promise<boolean>, leaseEnds: number, delayMs = 100): void {
   if (performance.now() + delayMs >= leaseEnds) {
     deps.logger.warn({ key }, `webhook claim could not ${what} before its lease ended; it expires with the lease`);
     return;
   }
   setTimeout(() => {
     attempt().then(
-      () => deps.logger.info({ key }, `webhook claim ${what} succeeded on retry`),
+      (held) => deps.logger.info({ key }, held
+        ? `webhook claim ${what} succeeded on retry`
+        // The attempt that failed may have landed with only its reply lost.
+        : `webhook claim was no longer ours on retry: the earlier ${what} landed without its reply, or the lease ran out`),
       () => retryInBackground(deps, key, what, attempt, leaseEnds, Math.min(delayMs * 2, 2_000)),
     );
   }, delayMs).unref?.();
