@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import { createPay } from 'paywidget-server';
 import { redisStores } from 'paywidget-server/redis';
-import { checkoutFor, handleWebhooks } from '../shared/orders.js';
+import { authorizeRequest, checkoutFor, handleWebhooks } from '../shared/orders.js';
 import { createApp } from './app.js';
 
 const redisUrl = process.env.REDIS_URL;
@@ -15,6 +15,8 @@ const pay = createPay({
   stores: redisUrl ? redisStores(new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0 })) : undefined,
   // The browser sends { orderId }; what it owes comes from the merchant's own records.
   resolveCheckout: ({ body }) => checkoutFor(body),
+  // The /payments routes stay closed until you wire your own check into authorizeRequest.
+  authorize: authorizeRequest,
 });
 
 handleWebhooks(pay);

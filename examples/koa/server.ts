@@ -6,11 +6,13 @@ import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import { createPay } from 'paywidget-server';
 import { payRouter } from 'paywidget-server/koa';
-import { checkoutFor, handleWebhooks } from '../shared/orders.js';
+import { authorizeRequest, checkoutFor, handleWebhooks } from '../shared/orders.js';
 
 const pay = createPay({
   // The browser sends { orderId }; what it owes comes from the merchant's own records.
   resolveCheckout: ({ body }) => checkoutFor(body),
+  // The /payments routes stay closed until you wire your own check into authorizeRequest.
+  authorize: authorizeRequest,
 });
 
 handleWebhooks(pay);

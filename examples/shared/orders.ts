@@ -2,7 +2,7 @@
  * The merchant's own records, standing in for your database, and what it does when an order is paid.
  * The browser names an order; the amount always comes from here, never from the request.
  */
-import { PayError, toMinorUnits, type MintInput, type Pay } from 'paywidget-server';
+import { PayError, toMinorUnits, type HookRequest, type MintInput, type Pay } from 'paywidget-server';
 
 export interface Order {
   id: string;
@@ -24,6 +24,16 @@ export function checkoutFor(body: unknown): MintInput {
   if (!order) throw new PayError('NOT_FOUND', `No order ${orderId || '(none given)'}: send { "orderId": "1001" }.`);
   if (order.status !== 'awaiting_payment') throw new PayError('ORDER_NOT_PAYABLE', `Order ${orderId} is already paid.`);
   return { amount: toMinorUnits(order.total, order.currency), currency: order.currency, orderId: order.id };
+}
+
+/**
+ * `authorize` for the examples. The shopper's browser asks for its widget token (the amount comes from
+ * your records, so that route is open). The /payments routes show order ids and amounts and make the
+ * server poll the payment service: closed until you put your own staff or session check here, e.g.
+ * `return request.header('authorization') === …`.
+ */
+export function authorizeRequest(request: HookRequest): boolean {
+  return request.path === '/widget-token';
 }
 
 interface PaymentEventData {

@@ -72,6 +72,8 @@ export function describeAdapter(adapter: AdapterCase): void {
         env: {},
         payment: { apiUrl: sandbox.paymentUrl, merchantId: sandbox.merchantId, apiKey: sandbox.apiKey, webhookSecret: sandbox.webhookSecret },
         resolveCheckout: ({ body }) => ({ amount: 4200, currency: 'EUR', orderId: String((body as { orderId?: string }).orderId ?? 'order-1') }),
+        // `headers` is a Node object or a Fetch Headers depending on the framework; header() reads both.
+        authorize: (request) => request.header('X-Shop-Session') !== 'revoked',
         http: { maxRetries: 0 },
         maxBodyBytes: 64 * 1024,
       });
@@ -92,6 +94,12 @@ export function describeAdapter(adapter: AdapterCase): void {
       const { widget_token } = JSON.parse(response.text) as { widget_token: string };
       const lookup = await fetch(`${sandbox.paymentUrl}/api/v1/checkout/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token }) });
       expect(await lookup.json()).toMatchObject({ order: { order_id: 'order-9', amount: 4200, currency: 'EUR' } });
+    });
+
+    it('lets the authorize hook read a header the same way in every framework', async () => {
+      const refused = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json', 'x-shop-session': 'revoked' }, body: '{}' });
+      expect(refused.status).toBe(401);
+      expect(JSON.parse(refused.text).error.code).toBe('UNAUTHORIZED');
     });
 
     it('passes an upstream refusal through unchanged', async () => {
@@ -145,9 +153,12 @@ export function describeAdapter(adapter: AdapterCase): void {
     });
 
     it('leaves an unknown path to the framework', async () => {
-      const response = await send({ method: 'GET', path: '/not-ours' });
-      expect(response.status).toBe(adapter.fallthrough.status);
-      if (adapter.fallthrough.text) expect(response.text).toMatch(adapter.fallthrough.text);
+      // Paths match exactly, case included, as in the core router.
+      for (const request of [{ method: 'GET', path: '/not-ours' }, { method: 'POST', path: '/Webhooks' }]) {
+        const response = await send(request);
+        expect([request.path, response.status]).toEqual([request.path, adapter.fallthrough.status]);
+        if (adapter.fallthrough.text) expect(response.text).toMatch(adapter.fallthrough.text);
+      }
     });
 
     if (adapter.mountBehindParser) {

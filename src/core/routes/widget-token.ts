@@ -1,4 +1,5 @@
 import { PayError } from '../errors.js';
+import { getHeader } from '../headers.js';
 import type { MintInput } from '../payments/mint.js';
 import type { WidgetToken } from '../payments/widget-token.js';
 import { jsonResponse } from '../json-response.js';
@@ -7,7 +8,14 @@ import type { Route } from '../router.js';
 import type { PayRequest } from '../types.js';
 
 /** The request the merchant's hooks see: the plain request plus its parsed JSON body. */
-export type HookRequest = PayRequest & { body: unknown };
+export type HookRequest = PayRequest & {
+  body: unknown;
+  /**
+   * One header by name (any case), the same in every framework: `headers` is what the framework
+   * gave, a Node object in Express, Koa and the Pages Router but a Fetch `Headers` in the App Router.
+   */
+  header(name: string): string | undefined;
+};
 
 export type ResolveCheckout = (request: HookRequest) => MintInput | Promise<MintInput>;
 /** Return false (or throw a PayError) to refuse the request; anything else lets it through. */
@@ -38,7 +46,7 @@ export function widgetTokenRoute(deps: WidgetTokenRouteDeps): Route {
 
 /** The request with its JSON body, once the authorize hook (if any) let it through; else UNAUTHORIZED. */
 export async function authorizedRequest(authorize: Authorize | undefined, request: PayRequest): Promise<HookRequest> {
-  const hookRequest: HookRequest = { ...request, body: readJsonBody(request) };
+  const hookRequest: HookRequest = { ...request, body: readJsonBody(request), header: (name) => getHeader(request.headers, name.toLowerCase()) };
   if (authorize && (await authorize(hookRequest)) === false) {
     throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request.');
   }
