@@ -93,6 +93,7 @@ export function createPay(options: PayOptions = {}): Pay {
     reconcileOrders: (reconcileOptions) => reconcileOrders({ ledger: payments.ledger, iterate: (o) => orders.iterate(o), logger }, reconcileOptions),
     routes: router.routes,
     matches: router.matches,
+    allowedMethods: router.allowedMethods,
     handle: router.handle,
   };
 }

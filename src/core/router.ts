@@ -20,6 +20,8 @@ export interface Router {
   readonly routes: ReadonlyArray<Pick<Route, 'method' | 'path'>>;
   /** Cheap check adapters make before reading a body: is this one of our paths? */
   matches(method: string, path: string): boolean;
+  /** The methods one of our paths answers (HEAD with GET); empty when the path is not ours. */
+  allowedMethods(path: string): string[];
   /** The core contract: a plain request in, a plain response out, or null when the path is not ours. */
   handle(request: PayRequest): Promise<PayResponse | null>;
 }
@@ -55,6 +57,11 @@ export function createRouter(routes: Route[], logger: Logger): Router {
     routes: routes.map(({ method, path }) => ({ method, path })),
     // OPTIONS is left to the app (its CORS handling, say): the library has no preflight of its own.
     matches: (method, path) => method.toUpperCase() !== 'OPTIONS' && isKnown(method, path),
+    allowedMethods(path) {
+      const segments = split(path);
+      const methods = new Set(compiled.filter((route) => matchSegments(route.segments, segments)).map((route) => route.method));
+      return [...methods].flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
+    },
     async handle(request) {
       const method = request.method.toUpperCase();
       if (method === 'OPTIONS') return null;

@@ -65,6 +65,21 @@ describeAdapter({
   fallthrough: { status: 404, text: /NOT_FOUND/ },
 });
 
+describe('Next Pages Router: OPTIONS', () => {
+  it('answers 204 with Allow on one of its paths (there is no next() to leave it to), and 404 elsewhere', async () => {
+    const app = await pagesRouter(createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } }), false);
+    try {
+      const ours = await app.send({ method: 'OPTIONS', path: '/payments/pay_1' });
+      expect([ours.status, ours.headers.get('allow'), ours.text]).toEqual([204, 'GET, HEAD, OPTIONS', '']);
+      expect((await app.send({ method: 'OPTIONS', path: '/widget-token' })).headers.get('allow')).toBe('POST, OPTIONS');
+      const unknown = await app.send({ method: 'OPTIONS', path: '/not-ours' });
+      expect(unknown.status).toBe(404);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 /** A payment id as a route param: what the core sees must be the segment Next decoded, not decoded twice. */
 describe.each([
   ['App Router', appRouter],

@@ -15,7 +15,8 @@ export interface PayRouterOptions {
  */
 export function payRouter(payOrOptions?: Pay | PayOptions, { prefix = '' }: PayRouterOptions = {}): Router {
   const pay = resolvePay(payOrOptions);
-  const router = prefix ? new Router({ prefix }) : new Router();
+  // Case-sensitive like the core router and the other adapters: /Webhooks is not one of its paths.
+  const router = new Router({ sensitive: true, ...(prefix ? { prefix } : {}) });
 
   // The path is rebuilt from the matched route and its params, so the router works under any parent router.
   const handle = (pattern: string) => {
