@@ -80,9 +80,15 @@ export function createRouter(routes: Route[], logger: Logger): Router {
         if (payError.code === 'INTERNAL_ERROR') logger.error({ err: error, route: route.path }, 'route handler failed');
         response = payError.toResponse();
       }
-      return method === 'HEAD' ? { ...response, body: '' } : response;
+      return method === 'HEAD' ? headResponse(response) : response;
     },
   };
+}
+
+/** GET's answer without its body, but with the length it would have had (a HEAD answer must not claim 0). */
+function headResponse(response: PayResponse): PayResponse {
+  const length = typeof response.body === 'string' ? new TextEncoder().encode(response.body).byteLength : response.body.byteLength;
+  return { ...response, headers: { ...response.headers, 'content-length': String(length) }, body: '' };
 }
 
 /** The answer for a path under the mount point that is no route of ours (Next owns the whole catch-all). */

@@ -152,6 +152,13 @@ export function describeAdapter(adapter: AdapterCase): void {
       expect(JSON.parse(response.text).error.code).toBe('METHOD_NOT_ALLOWED');
     });
 
+    it('answers HEAD like GET, without the body but with its length', async () => {
+      const get = await send({ method: 'GET', path: '/payments/pay_unknown' });
+      const head = await send({ method: 'HEAD', path: '/payments/pay_unknown' });
+      expect([head.status, head.text]).toEqual([404, '']);
+      expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(get.text)));
+    });
+
     it('leaves an unknown path to the framework', async () => {
       // Paths match exactly, case included, as in the core router.
       for (const request of [{ method: 'GET', path: '/not-ours' }, { method: 'POST', path: '/Webhooks' }]) {

@@ -11,6 +11,7 @@ describe('the core router', () => {
     expect(head?.status).toBe(404);
     expect(String(get?.body)).toContain('PAYMENT_NOT_FOUND');
     expect(head?.body).toBe('');
+    expect(head?.headers['content-length']).toBe(String(Buffer.byteLength(String(get?.body))));
   });
 
   it('leaves OPTIONS to the app, so its CORS handling runs', async () => {

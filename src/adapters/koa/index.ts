@@ -28,6 +28,9 @@ export function payRouter(payOrOptions?: Pay | PayOptions, { prefix = '' }: PayR
       ctx.status = response.status;
       ctx.set(response.headers);
       ctx.body = typeof response.body === 'string' ? response.body : Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength);
+      // The body's setter measured the (empty) body; a HEAD answer keeps the length its GET would have had.
+      const length = response.headers['content-length'];
+      if (length !== undefined) ctx.length = Number(length);
     };
   };
 

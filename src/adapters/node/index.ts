@@ -56,8 +56,9 @@ async function readStream(req: IncomingMessage, limit: number): Promise<Buffer> 
 /** Writes a core response to Node's response. */
 export function sendPayResponse(res: ServerResponse, response: PayResponse): void {
   // writeHead keeps headers set earlier (CORS middleware) and skips setHeader's per-call bookkeeping; it fixes
-  // the headers at once, so the length is given here (else the answer goes out chunked).
-  res.writeHead(response.status, { ...response.headers, 'content-length': Buffer.byteLength(response.body) });
+  // the headers at once, so the length is given here (else the answer goes out chunked). A HEAD answer brings
+  // the length its GET would have had.
+  res.writeHead(response.status, { 'content-length': Buffer.byteLength(response.body), ...response.headers });
   res.end(response.body);
 }
 
