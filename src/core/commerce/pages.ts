@@ -81,13 +81,15 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
   if (first.items.length < size || first.items.length >= first.total_count) return;
 
   const lastOf = (items: CommerceOrder[]) => items[items.length - 1]!.entity_id;
-  // Measured across the page's own ids, not from the cursor: a filter whose first match lies far past
-  // the cursor (createdFrom yesterday, ids from 120,000) would otherwise space the requests ahead past
-  // the last match, where they come back empty and pages are read one by one. A page of one order has
-  // no spread to measure: the distance from the cursor is all there is.
-  const firstId = first.items[0]!.entity_id;
-  const n = first.items.length;
-  const span = n > 1 ? Math.max(1, Math.ceil(((lastOf(first.items) - firstId) * size) / (n - 1))) : Math.max(1, firstId - cursor);
+  // Measured across a page's own ids, not from where it was asked: a filter whose first match lies far
+  // past the cursor (createdFrom yesterday, ids from 120,000) would otherwise space the requests ahead
+  // past the last match, where they come back empty and pages are read one by one. A page of one order
+  // has no spread to measure: the distance from where it was asked is all there is.
+  const spanOf = (items: CommerceOrder[], after: number) => {
+    const n = items.length;
+    return Math.max(1, Math.ceil(n > 1 ? ((lastOf(items) - items[0]!.entity_id) * size) / (n - 1) : items[0]!.entity_id - after));
+  };
+  let span = spanOf(first.items, cursor);
   cursor = lastOf(first.items);
   /** Requests start no further than the matches counted so far can reach. */
   let horizon = cursor + (Math.ceil(first.total_count / size) - 1) * span;
@@ -126,6 +128,9 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
       const until = complete ? Infinity : (queue[0]?.after ?? Infinity);
       const total = handedOver + result.total_count;
       const items = take(result.items, until);
+      // Measured again on every answer: ids dense on the first page and sparse later (or the reverse)
+      // would otherwise have every request ahead cover a sliver, or overshoot, for the rest of the run.
+      if (!complete) span = spanOf(result.items, head.after);
       horizon = Math.max(horizon, head.after + Math.ceil(result.total_count / size) * span);
       if (items.length > 0) yield { items, totalCount: total };
       if (complete) return;
@@ -137,6 +142,9 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
       } else {
         cursor = until;
       }
+      // An answer taken with nothing queued behind it (until = Infinity) can move the cursor past the key
+      // due next; a request from there would hand orders over again, so the next key starts past the cursor.
+      nextAfter = Math.max(nextAfter, cursor + span);
     }
   } finally {
     controller.abort();
