@@ -56,6 +56,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     }
     const message = error instanceof PayError ? `${error.message} [${error.code}]` : `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
     await write(io.stderr, `${path}: ${message}\n`);
-    return EXIT.failed;
+    // A command stopped by Ctrl-C fails with whatever its aborted call threw; what happened is the interruption.
+    return io.signal?.aborted ? EXIT.interrupted : EXIT.failed;
   }
 }

@@ -1,3 +1,4 @@
+import { PayError } from '../core/errors.js';
 import type { StoreOptions } from '../core/stores/index.js';
 
 /**
@@ -10,6 +11,28 @@ export async function sharedStores(env: Record<string, string | undefined>): Pro
   if (!url) return { stores: undefined, close: async () => {} };
   const [{ Redis }, { redisStores }] = await Promise.all([import('ioredis'), import('../stores/redis/index.js')]);
   const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true });
-  await client.connect();
-  return { stores: redisStores(client, { prefix: env.PAYWIDGET_REDIS_PREFIX }), close: async () => void (await client.quit()) };
+  // Failures reach the command through its rejected calls; unheard, each reconnect attempt would print.
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (error) {
+    // Else ioredis keeps reconnecting, and the process never exits.
+    client.disconnect();
+    throw new PayError('STORE_UNAVAILABLE', `Could not connect to Redis at ${redisHost(url)} (REDIS_URL): ${(error as Error).message}. Check that Redis runs there, or unset REDIS_URL to use stores in memory, empty, for this run only.`, { cause: error });
+  }
+  return {
+    stores: redisStores(client, { prefix: env.PAYWIDGET_REDIS_PREFIX }),
+    // quit() waits for replies a lost connection will never send: then the connection is just dropped.
+    close: async () => void (await client.quit().catch(() => client.disconnect())),
+  };
+}
+
+/** Where REDIS_URL points, without its credentials. */
+function redisHost(url: string): string {
+  try {
+    const { protocol, host } = new URL(url);
+    return `${protocol}//${host}`;
+  } catch {
+    return 'the address in REDIS_URL';
+  }
 }

@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { main } from '../../src/cli/main.js';
@@ -17,10 +19,10 @@ const env = () => ({
   COMMERCE_URL: sb.commerceUrl, COMMERCE_USERNAME: sb.commerceUsername, COMMERCE_PASSWORD: sb.commercePassword,
 });
 
-async function run(argv: string[], environment: Record<string, string | undefined> = env()) {
+async function run(argv: string[], environment: Record<string, string | undefined> = env(), signal?: AbortSignal) {
   const stdout = sink();
   const stderr = sink();
-  const code = await main(argv, { stdout: stdout.stream, stderr: stderr.stream, env: environment });
+  const code = await main(argv, { stdout: stdout.stream, stderr: stderr.stream, env: environment, signal });
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
@@ -87,12 +89,30 @@ describe('paywidget reconcile', () => {
     expect(quiet).toMatchObject({ code: 0, stdout: '0 orders created 2020-01-01 00:00:00 to 2020-01-31 23:59:59 (UTC): 0 paid and confirmed, 0 unpaid, 0 disagreements.\n' });
 
     expect((await run(['reconcile', '--help'])).stdout).toMatch(/REDIS_URL[\s\S]*in memory and empty/);
+    // Ctrl-C: the aborted read fails the command, but the exit code says it was interrupted.
+    expect((await run(['reconcile', '--from', '2020-01-01', '--to', '2020-01-31'], env(), AbortSignal.abort())).code).toBe(130);
     expect((await run(['reconcile', '--from', '2020-01-01'])).stderr).toContain('--from and --to are both required');
     expect((await run(['--help'])).stdout).toMatch(/payments\s+read and reconcile payments[\s\S]*reconcile\s+cross-check/);
   });
 });
 
 describe('paywidget reconcile with REDIS_URL', () => {
+  it('exits with a clear error, credentials left out, when Redis cannot be reached (a cron job must not hang)', async () => {
+    const cli = fileURLToPath(new URL('../../src/cli/index.ts', import.meta.url));
+    const started = Date.now();
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = execFile(process.execPath, ['--import', 'tsx', cli, 'reconcile', '--from', '2020-01-01', '--to', '2020-01-02'],
+        { env: { ...process.env, ...env(), REDIS_URL: 'redis://shop:hunter2-secret@127.0.0.1:1' }, timeout: 20_000 },
+        (error, _stdout, stderr) => resolve({ code: error ? (error as { code?: number }).code ?? null : 0, stderr }));
+      child.stdin?.end();
+    });
+    expect(Date.now() - started).toBeLessThan(20_000); // not killed by the time-out: it exited by itself
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Could not connect to Redis at redis://127.0.0.1:1 (REDIS_URL)');
+    expect(result.stderr).toContain('[STORE_UNAVAILABLE]');
+    expect(result.stderr).not.toContain('hunter2');
+  }, 30_000);
+
   it('reads the ledger the servers keep in Redis', async () => {
     const redis = await useRedisUrl();
     const prefix = `cli-${Date.now()}:`;
