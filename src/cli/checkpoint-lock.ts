@@ -1,4 +1,4 @@
-import { open, readFile, unlink } from 'node:fs/promises';
+import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { EXIT, ExitError } from './io.js';
 
@@ -20,7 +20,8 @@ export async function lockCheckpoint(file: string): Promise<() => Promise<void>>
   const path = `${file}.lock`;
   const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString() };
   let owner: LockOwner | undefined;
-  // Three tries: the lock may vanish between a failed create and the read, or be a dead run's to take over.
+  // Three tries: the lock may vanish between a failed create and the read, or be a dead run's (or a
+  // half-made one's) to take over.
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const handle = await open(path, 'wx');
@@ -36,7 +37,7 @@ export async function lockCheckpoint(file: string): Promise<() => Promise<void>>
     const seen = await readFile(path, 'utf8').catch(() => undefined);
     if (seen === undefined) continue; // released between our create and our read: try again
     owner = parseOwner(seen);
-    if (!owner || !isGone(owner)) break;
+    if (owner ? !isGone(owner) : !(await isLeftover(path))) break;
     // A dead run's lock: removed only if it is still the one we read (another run may be taking it over too).
     if ((await readFile(path, 'utf8').catch(() => undefined)) === seen) await unlink(path).catch(() => {});
   }
@@ -50,6 +51,19 @@ function parseOwner(text: string): LockOwner | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A run writes its lock within milliseconds of creating it; one still unreadable after this was left half-made. */
+const LOCK_WRITE_GRACE_MS = 10_000;
+
+/**
+ * An unreadable lock (empty, or cut short) that is not being written now: its run died between creating
+ * it and writing its name (a crash, a full disk, a power loss). Without this, every later run would
+ * answer "busy" (75) and a scheduler would retry for ever.
+ */
+async function isLeftover(path: string): Promise<boolean> {
+  const info = await stat(path).catch(() => undefined);
+  return info !== undefined && Date.now() - info.mtimeMs > LOCK_WRITE_GRACE_MS;
 }
 
 /** True only when the owner ran on this host and its process no longer exists. */

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,7 +55,20 @@ describe('lockCheckpoint', () => {
     await release();
   });
 
-  it('does not take over a lock from another host, or one it cannot read: it says which file to delete', async () => {
+  it('takes over an empty or cut-short lock once it is too old to be one being written now', async () => {
+    for (const [name, text] of [['empty.json', ''], ['torn.json', '{"pid":12']]) {
+      const file = join(dir, name);
+      await writeFile(`${file}.lock`, text);
+      expect((await refusal(file)).exitCode).toBe(75); // fresh: its run may be writing its name right now
+      const minuteAgo = new Date(Date.now() - 60_000);
+      await utimes(`${file}.lock`, minuteAgo, minuteAgo);
+      const release = await lockCheckpoint(file);
+      expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
+      await release();
+    }
+  });
+
+  it('does not take over a lock from another host, or a fresh one it cannot read: it says which file to delete', async () => {
     const other = join(dir, 'other-host.json');
     await writeFile(`${other}.lock`, JSON.stringify({ pid: await deadPid(), host: 'some-other-host', startedAt: '2026-01-01T00:00:00.000Z' }));
     expect((await refusal(other)).message).toMatch(/on some-other-host, started 2026-01-01T00:00:00\.000Z\)\. Let it finish, or if it is no longer running, delete .*other-host\.json\.lock\./);
