@@ -56,7 +56,7 @@ describe('lockCheckpoint', () => {
   });
 
   it('takes over an empty or cut-short lock once it is too old to be one being written now', async () => {
-    for (const [name, text] of [['empty.json', ''], ['torn.json', '{"pid":12']]) {
+    for (const [name, text] of [['empty.json', ''], ['torn.json', '{"pid":12']] as const) {
       const file = join(dir, name);
       await writeFile(`${file}.lock`, text);
       expect((await refusal(file)).exitCode).toBe(75); // fresh: its run may be writing its name right now

@@ -10,6 +10,7 @@ import { lockCheckpoint } from '../checkpoint-lock.js';
 import { FileCheckpointStore } from '../file-checkpoint-store.js';
 import { commandGroup, EXIT, parse, UsageError, write, type CliIo, type Command, printHelp } from '../io.js';
 import { ProgressBar } from '../progress.js';
+import { cutTornLine } from '../torn-line.js';
 
 const ENVIRONMENT = `Environment:
   COMMERCE_URL        the platform's base URL, e.g. https://shop.example.com
@@ -79,8 +80,9 @@ function syncToDisk(stream: Writable): Promise<void> {
 const UNSYNCABLE = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP']);
 
 /** NDJSON output that can be flushed before the checkpoint moves past what it holds. */
-function output(io: CliIo, file: string | undefined, append: boolean): { stream: Writable; close: () => Promise<void> } {
+async function output(io: CliIo, file: string | undefined, append: boolean): Promise<{ stream: Writable; close: () => Promise<void> }> {
   if (!file) return { stream: io.stdout, close: async () => {} };
+  if (append) await cutTornLine(file);
   const stream = createWriteStream(file, { flags: append ? 'a' : 'w' });
   return { stream, close: () => new Promise((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve()))) };
 }
@@ -99,7 +101,8 @@ Options:
   --checkpoint FILE  keep the position in FILE: a stopped or failed run continues where it left off,
                      and a finished one picks up only orders created since. One run at a time per
                      FILE (FILE.lock): another exits 75 while it runs
-  --out FILE         write to FILE instead of stdout (appended to when resuming from a checkpoint)
+  --out FILE         write to FILE instead of stdout (appended to when resuming from a checkpoint,
+                     after cutting a last line a stopped run left unfinished)
   --page-size N      orders per request (default 100; lowered automatically to the platform's cap)
   -h, --help         this help
 
@@ -150,7 +153,7 @@ interface SyncArgs {
 async function runSync(io: CliIo, values: SyncArgs): Promise<number> {
   const { status, createdFrom, createdTo, pageSize } = values;
   const resuming = values.checkpoint !== undefined && (await new FileCheckpointStore(values.checkpoint).get(SYNC_CHECKPOINT)) !== undefined;
-  const out = output(io, values.out, resuming);
+  const out = await output(io, values.out, resuming);
   let failed: Error | undefined;
   const stopOnError = new AbortController();
   out.stream.on('error', (error: Error) => {
