@@ -57,11 +57,8 @@ export function createRouter(routes: Route[], logger: Logger): Router {
     routes: routes.map(({ method, path }) => ({ method, path })),
     // OPTIONS is left to the app (its CORS handling, say): the library has no preflight of its own.
     matches: (method, path) => method.toUpperCase() !== 'OPTIONS' && isKnown(method, path),
-    allowedMethods(path) {
-      const segments = split(path);
-      const methods = new Set(compiled.filter((route) => matchSegments(route.segments, segments)).map((route) => route.method));
-      return [...methods].flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
-    },
+    // No route answers OPTIONS, so every route of the path lands in `allowed`.
+    allowedMethods: (path) => findForMethod('OPTIONS', path).allowed.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])),
     async handle(request) {
       const method = request.method.toUpperCase();
       if (method === 'OPTIONS') return null;

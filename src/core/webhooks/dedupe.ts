@@ -46,7 +46,7 @@ export async function processOnce(deps: DedupeDeps, eventId: string, signature: 
     await release(deps, eventKey, evt.token, leaseEnds);
     throw error;
   }
-  await complete(deps, eventKey, evt.token, deps.retentionMs, leaseEnds);
+  await complete(deps, eventKey, evt.token, leaseEnds);
   return 'processed';
 }
 
@@ -70,15 +70,14 @@ function replayed(deps: DedupeDeps, eventId: string): PayError {
  * The completion is retried in the background while the lease lasts, so a short store outage does not
  * leave the event claimed but not done (a later duplicate would then run it again once the lease ran out).
  */
-async function complete(deps: DedupeDeps, key: string, token: string, retentionMs: number, leaseEnds: number): Promise<void> {
-  const attempt = () => deps.store.complete(key, token, retentionMs);
+async function complete(deps: DedupeDeps, key: string, token: string, leaseEnds: number): Promise<void> {
   try {
-    if (!(await attempt())) {
+    if (!(await deps.store.complete(key, token, deps.retentionMs))) {
       deps.logger.warn({ key }, 'webhook claim lease ran out before completion; raise webhooks.leaseMs above your slowest handler');
     }
   } catch (error) {
     deps.logger.error({ err: error, key }, 'webhook claim store failed to complete a claim; retrying while its lease lasts');
-    retryInBackground(deps, key, 'complete', attempt, leaseEnds);
+    retryInBackground(deps, key, 'complete', () => deps.store.complete(key, token, deps.retentionMs), leaseEnds);
   }
 }
 
