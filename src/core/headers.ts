@@ -1,6 +1,9 @@
 import type { HeaderInput } from './types.js';
 
-/** One header by lowercase name, whatever shape the headers came in; a repeated header gives its first value. */
+/**
+ * One header by lowercase name, whatever shape the headers came in. A repeated header reads as its values
+ * joined with ", ", as Fetch's `Headers.get` and Node's `req.headers` give it, so every framework agrees.
+ */
 export function getHeader(headers: HeaderInput, name: string): string | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
   const record = headers as Record<string, string | string[] | undefined>;
@@ -14,5 +17,5 @@ export function getHeader(headers: HeaderInput, name: string): string | undefine
       }
     }
   }
-  return Array.isArray(value) ? value[0] : value;
+  return Array.isArray(value) ? value.join(', ') : value;
 }

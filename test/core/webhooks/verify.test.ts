@@ -52,10 +52,19 @@ describe('pay.webhooks.verify: genuine deliveries', () => {
       d.headers,
       new Headers(d.headers),
       { 'X-Pay-Signature': d.headers['x-pay-signature'], 'X-PAY-TIMESTAMP': d.headers['x-pay-timestamp'], 'x-Pay-Event-ID': d.headers['x-pay-event-id'] },
-      // Node keeps a repeated header as an array; the first value counts.
-      { ...d.headers, 'x-pay-signature': [d.headers['x-pay-signature']!, 'ignored'] },
+      // An array of one value (Node's headersDistinct shape).
+      { ...d.headers, 'x-pay-signature': [d.headers['x-pay-signature']!] },
     ];
     for (const headers of shapes) expect((await pay.webhooks.verify({ rawBody: d.body, headers })).eventId).toBe('evt_1');
+  });
+
+  it('refuses a repeated signature header, as a Fetch Headers and Node both join it', async () => {
+    const d = delivery(payload);
+    const repeated = new Headers(d.headers);
+    repeated.append('x-pay-signature', d.headers['x-pay-signature']!);
+    for (const headers of [repeated, { ...d.headers, 'x-pay-signature': [d.headers['x-pay-signature']!, d.headers['x-pay-signature']!] }]) {
+      expect((await failure(pay.webhooks.verify({ rawBody: d.body, headers }))).code).toBe('WEBHOOK_MALFORMED_SIGNATURE');
+    }
   });
 
   it('rotation: any configured secret verifies and secretIndex says which', async () => {
