@@ -75,7 +75,7 @@ export function createPay(options: PayOptions = {}): Pay {
   const orders = config.commerce
     ? createOrders(config.commerce, { http: config.http, logger, now, stores: options.stores })
     : unconfiguredOrders();
-  const resolveCheckout = options.resolveCheckout ?? (config.commerce ? orderCheckoutResolver(orders) : undefined);
+  const resolveCheckout = options.resolveCheckout ?? (config.commerce ? orderCheckoutResolver(orders, payments.ledger) : undefined);
   const router = createRouter([
     widgetTokenRoute({ authorize: options.authorize, resolveCheckout, mint }),
     webhooks.route,
@@ -89,7 +89,7 @@ export function createPay(options: PayOptions = {}): Pay {
     mintWidgetToken: mint,
     webhooks,
     orders,
-    payments: { status: payments.status, reconcile: payments.reconcile, reconcilePending: payments.reconcilePending, get: payments.get },
+    payments: { status: payments.status, reconcile: payments.reconcile, reconcilePending: payments.reconcilePending, get: payments.get, byOrder: payments.byOrder },
     reconcileOrders: (reconcileOptions) => reconcileOrders({ ledger: payments.ledger, iterate: (o) => orders.iterate(o), logger }, reconcileOptions),
     routes: router.routes,
     matches: router.matches,

@@ -1,5 +1,6 @@
 import { invalidInput, PayError } from '../errors.js';
 import { toMinorUnits } from '../money/index.js';
+import type { Ledger } from '../payments/ledger.js';
 import type { MintInput } from '../payments/mint.js';
 import type { ResolveCheckout } from '../routes/widget-token.js';
 import { toEntityId } from './orders.js';
@@ -8,9 +9,9 @@ import type { CommerceOrder } from './schemas.js';
 /** Magento states in which an order still waits for its payment. */
 export const PAYABLE_STATES: ReadonlySet<string> = new Set(['new', 'pending_payment']);
 
-function notPayable(order: CommerceOrder, why: string): PayError {
+function notPayable(order: CommerceOrder, why: string, paymentId?: string): PayError {
   return new PayError('ORDER_NOT_PAYABLE', `Order ${order.increment_id} cannot be paid: ${why}.`, {
-    details: { orderId: order.increment_id, state: order.state, status: order.status },
+    details: { orderId: order.increment_id, state: order.state, status: order.status, ...(paymentId === undefined ? {} : { paymentId }) },
   });
 }
 
@@ -35,17 +36,38 @@ export function checkoutFromOrder(order: CommerceOrder): MintInput {
 }
 
 /**
+ * Refuses a second charge while the ledger holds a payment for the order that is confirmed (the platform
+ * has not caught up yet) or that may still confirm (the seed's needsReconciliation: "do not charge again").
+ * A payment with no known status names no order, and a failed one leaves the order payable again.
+ */
+export async function assertNoPaymentUnderway(ledger: Pick<Ledger, 'byOrder'>, order: CommerceOrder): Promise<void> {
+  for (const key of new Set([order.increment_id, String(order.entity_id)])) {
+    for (const entry of await ledger.byOrder(key)) {
+      if (entry.outcome === 'confirmed') {
+        throw notPayable(order, `payment ${entry.paymentId} for it is already confirmed (${entry.status}), though the platform does not show it paid yet`, entry.paymentId);
+      }
+      if (entry.outcome === 'unresolved' && entry.status !== null) {
+        throw notPayable(order, `payment ${entry.paymentId} for it is still ${entry.status} and may yet confirm; reconcile it (POST /payments/${entry.paymentId}/reconcile) or wait for its webhook, and mint again once it has failed`, entry.paymentId);
+      }
+    }
+  }
+}
+
+/**
  * The default `resolveCheckout` when the commerce platform is configured: the request body names the
  * order (`{ "order_id": <entity_id> }`), the amount and currency come from the platform, never from
- * the browser.
+ * the browser, and an order with a payment confirmed or under way in the ledger is not charged again.
  */
-export function orderCheckoutResolver(orders: { get(entityId: number): Promise<CommerceOrder> }): ResolveCheckout {
+export function orderCheckoutResolver(orders: { get(entityId: number): Promise<CommerceOrder> }, ledger: Pick<Ledger, 'byOrder'>): ResolveCheckout {
   return async (request) => {
     const body = request.body;
     const raw = typeof body === 'object' && body !== null ? (body as { order_id?: unknown }).order_id : undefined;
     if (raw === undefined) {
       throw invalidInput('order_id', 'Send { "order_id": <the order\'s entity_id> } to POST /widget-token; the amount comes from the commerce platform.');
     }
-    return checkoutFromOrder(await orders.get(toEntityId(raw, 'order_id')));
+    const order = await orders.get(toEntityId(raw, 'order_id'));
+    const checkout = checkoutFromOrder(order);
+    await assertNoPaymentUnderway(ledger, order);
+    return checkout;
   };
 }

@@ -18,6 +18,12 @@ export interface Payments {
   reconcilePending(options?: ReconcilePendingOptions): Promise<SweepReport>;
   /** What the ledger knows about a payment, without calling the service; undefined when nothing. */
   get(paymentId: string): Promise<LedgerEntry | undefined>;
+  /**
+   * What the ledger knows about the payments of an order, by the order id they were minted with: a
+   * custom `resolveCheckout` checks it before minting again (the default resolver refuses an order with
+   * a payment confirmed or still unresolved).
+   */
+  byOrder(orderId: string): Promise<LedgerEntry[]>;
 }
 
 export interface PaymentsDeps {
@@ -65,6 +71,7 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
     reconcile,
     reconcilePending: (options) => reconcilePending({ ledger, reconcile, now: deps.now, logger }, options),
     get: async (paymentId) => ledger.get(checkPaymentId(paymentId)),
+    byOrder: (orderId) => ledger.byOrder(orderId),
     async recordWebhook(event) {
       const seen = policy.extractPayment(event.payload);
       if (seen === undefined || seen === null) return;

@@ -82,6 +82,44 @@ describe('POST /widget-token from a commerce order', () => {
     expect(await minted(res.json.widget_token)).toMatchObject({ amount: 5_000, currency: 'EUR' });
   });
 
+  it('does not charge an order again while a payment for it is confirmed or may still confirm', async () => {
+    const order = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: 'EUR', grand_total: 19.99, total_due: 19.99 });
+    const payWith = async (card: string) => {
+      const first = await mintFor(pay, { order_id: order.entity_id });
+      expect(first.status).toBe(200);
+      const response = await fetch(`${sb.paymentUrl}/api/v1/mobile/checkout`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ widget_token: first.json.widget_token, card: { number: card, exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123' } }),
+      });
+      const { payment_id: paymentId, payment_client_token: clientToken } = (await response.json()) as { payment_id: string; payment_client_token: string };
+      await pay.payments.status(paymentId, { clientToken }); // the ledger learns the outcome, as from a webhook
+      return paymentId;
+    };
+
+    // A declined payment leaves the order payable; a payment waiting on 3-D Secure may still confirm.
+    await payWith(sb.testCards.declines);
+    const waiting = await payWith(sb.testCards.requires3ds);
+    const refused = await mintFor(pay, { order_id: order.entity_id });
+    expect(refused).toMatchObject({ status: 409, json: { error: { code: 'ORDER_NOT_PAYABLE', details: { paymentId: waiting } } } });
+    expect(refused.json.error.message).toMatch(/may yet confirm.*reconcile/);
+
+    // Confirmed while the platform still shows the order pending: the shopper must not pay twice.
+    const other = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: 'EUR', grand_total: 5, total_due: 5 });
+    const token = (await mintFor(pay, { order_id: other.entity_id })).json.widget_token as string;
+    const paid = await fetch(`${sb.paymentUrl}/api/v1/mobile/checkout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ widget_token: token, card: { number: sb.testCards.succeeds, exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123' } }),
+    }).then((r) => r.json() as Promise<{ payment_id: string; payment_client_token: string }>);
+    await pay.payments.reconcile(paid.payment_id, { clientToken: paid.payment_client_token });
+    expect(sb.commerce.order(other.entity_id)?.state).toBe('new');
+    const again = await mintFor(pay, { order_id: other.entity_id });
+    expect(again).toMatchObject({ status: 409, json: { error: { code: 'ORDER_NOT_PAYABLE', details: { paymentId: paid.payment_id } } } });
+    expect(again.json.error.message).toMatch(/already confirmed/);
+    expect((await pay.payments.byOrder(other.increment_id)).map((entry) => entry.outcome)).toEqual(['confirmed']);
+  });
+
   it('leaves the decision to resolveCheckout when the merchant passes one', async () => {
     const custom = payFor(sb, { resolveCheckout: () => ({ amount: 777, currency: 'EUR', orderId: 'mine' }) });
     const res = await mintFor(custom, { order_id: 1 });
