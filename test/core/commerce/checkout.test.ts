@@ -117,7 +117,7 @@ describe('POST /widget-token from a commerce order', () => {
     const again = await mintFor(pay, { order_id: other.entity_id });
     expect(again).toMatchObject({ status: 409, json: { error: { code: 'ORDER_NOT_PAYABLE', details: { paymentId: paid.payment_id } } } });
     expect(again.json.error.message).toMatch(/already confirmed/);
-    expect((await pay.payments.byOrder(other.increment_id)).map((entry) => entry.outcome)).toEqual(['confirmed']);
+    expect((await pay.payments.byOrder(String(other.increment_id))).map((entry) => entry.outcome)).toEqual(['confirmed']);
   });
 
   it('leaves the decision to resolveCheckout when the merchant passes one', async () => {
