@@ -172,6 +172,15 @@ describe('commerce sandbox: search criteria', () => {
     expect((await read(sb, token, `/rest/V1/orders?${criteria([], { pageSize: 'ten' })}`)).status).toBe(400);
   });
 
+  it('reads searchCriteria keys such as __proto__ as names, never reaching Object.prototype', async () => {
+    const polluting = `/rest/V1/orders?searchCriteria[__proto__][pageSize]=5&searchCriteria[constructor][prototype][polluted]=yes&${criteria([], { pageSize: 7 })}`;
+    expect((await read(sb, token, polluting)).status).toBe(200);
+    expect(({} as Record<string, unknown>).pageSize).toBeUndefined();
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    // A search that sends no page size is not cut to the injected one.
+    expect((await search(criteria([[['entity_id', '30', 'lteq']]]))).items).toHaveLength(30);
+  });
+
   it('applies fault rules to /rest/ routes only, with Magento-style bodies', async () => {
     sb.commerce.faults.inject({ route: 'GET /rest/V1/orders/:id', status: 503 });
     expect(await read(sb, token, '/rest/V1/orders/1')).toMatchObject({ status: 503, json: { message: 'Fault injected by the sandbox (HTTP 503).' } });

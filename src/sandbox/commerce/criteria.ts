@@ -18,9 +18,12 @@ export const CONDITIONS = new Set(['eq', 'neq', 'gt', 'gteq', 'lt', 'lteq', 'fro
 
 type Nested = { [key: string]: Nested | string };
 
-/** `a[b][0][c]=x` pairs as nested objects. */
+/**
+ * `a[b][0][c]=x` pairs as nested objects. The objects have no prototype, so a key such as
+ * `searchCriteria[__proto__][pageSize]` is only a name and cannot reach Object.prototype.
+ */
 function nest(params: URLSearchParams): Nested {
-  const root: Nested = {};
+  const root: Nested = Object.create(null);
   for (const [key, value] of params) {
     const match = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
     if (!match) continue;
@@ -28,7 +31,7 @@ function nest(params: URLSearchParams): Nested {
     let node = root;
     path.forEach((part, i) => {
       if (i === path.length - 1) node[part] = value;
-      else node = (typeof node[part] === 'object' ? node[part] : (node[part] = {})) as Nested;
+      else node = (typeof node[part] === 'object' ? node[part] : (node[part] = Object.create(null))) as Nested;
     });
   }
   return root;

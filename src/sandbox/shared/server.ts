@@ -76,8 +76,8 @@ export class SandboxServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = (req.method ?? 'GET').toUpperCase();
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     try {
+      const url = requestUrl(req.url);
       const rawBody = await readBody(req);
       if (this.beforeRoute && (await this.beforeRoute(method, url.pathname, res))) return;
       const match = this.router.match(method, url.pathname);
@@ -90,5 +90,18 @@ export class SandboxServer {
       if (err instanceof ApiError) writeReply(res, this.formatError(err.status, err.code, err.message, err.headers));
       else writeReply(res, this.formatError(500, 'internal_error', `Sandbox error: ${err instanceof Error ? err.message : String(err)}`));
     }
+  }
+}
+
+/**
+ * The request-target as a URL. A path is appended to an origin rather than resolved against it, so `//x`
+ * keeps its path instead of naming a host; an absolute-form target is read as it is. One that is no URL
+ * (`http://a:b:c/`) is a 400, never a crash of the process hosting the sandbox.
+ */
+export function requestUrl(target = '/'): URL {
+  try {
+    return new URL(target.startsWith('/') ? `http://127.0.0.1${target}` : target);
+  } catch {
+    throw new ApiError(400, 'bad_request', `The request-target ${JSON.stringify(target.slice(0, 100))} is not a path.`);
   }
 }

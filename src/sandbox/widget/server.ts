@@ -6,6 +6,7 @@ import { FRAME_CSS, frameCsp, framePage } from './frame-page.js';
 import { FRAME_JS } from './frame.js.js';
 import { LOADER_JS } from './loader.js.js';
 import { WIDGET_SCRIPT_PATH } from '../../core/widget-script-tag.js';
+import { requestUrl } from '../shared/server.js';
 
 export const WIDGET_INTEGRITY_PATH = '/widget/v1/integrity.json';
 
@@ -53,7 +54,12 @@ function answer(req: IncomingMessage, res: ServerResponse, status: number, heade
 export async function startWidgetHost(apiUrl: string, port = 0): Promise<WidgetHost> {
   let files = new Map<string, Asset>();
   const server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+    let path: string;
+    try {
+      path = requestUrl(req.url).pathname;
+    } catch (error) {
+      return answer(req, res, 400, { 'content-type': 'text/plain; charset=utf-8' }, Buffer.from(`${(error as Error).message}\n`));
+    }
     const asset = files.get(path);
     if (!asset) return answer(req, res, 404, { 'content-type': 'text/plain; charset=utf-8' }, Buffer.from(`No widget file at ${path}.\n`));
     if (req.method !== 'GET' && req.method !== 'HEAD') {
