@@ -6,8 +6,8 @@
  *
  * - `claim(key, leaseMs)`: `SET key <token> NX PX leaseMs`; when the SET fails, `GET key` tells
  *   `'done'` from anything else (a token: in progress).
- * - `complete(key, token, retentionMs)`:
- *   `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], 'done', 'PX', ARGV[2]) end`
+ * - `complete(key, token, retentionMs)`: unless another token or `done` holds the key,
+ *   `SET key done PX retentionMs` (a key whose lease ran out is marked too: the work did run)
  * - `release(key, token)`:
  *   `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end`
  * - `bind(key, value, ttlMs)`: `SET key value NX PX ttlMs`, answering what the key held when it was taken
@@ -24,7 +24,10 @@ export type ClaimResult =
 export interface ClaimStore {
   /** Takes the key for `leaseMs` when it is free (or its lease ran out). */
   claim(key: string, leaseMs: number): Promise<ClaimResult>;
-  /** Marks a key we still hold as done for `retentionMs`. False when the lease was lost. */
+  /**
+   * Marks the key done for `retentionMs` when we still hold it or nobody does (our lease ran out
+   * unclaimed). False when another attempt holds it or already completed it.
+   */
   complete(key: string, token: string, retentionMs: number): Promise<boolean>;
   /** Frees a key we still hold so the next attempt can claim it. False when the lease was lost. */
   release(key: string, token: string): Promise<boolean>;

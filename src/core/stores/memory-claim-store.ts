@@ -48,7 +48,8 @@ export class MemoryClaimStore implements ClaimStore {
   }
 
   async complete(key: string, token: string, retentionMs: number): Promise<boolean> {
-    if (this.#cache.get(key) !== token) return false;
+    const current = this.#cache.get(key);
+    if (current !== undefined && current !== token) return false;
     this.#cache.set(key, DONE, { ttl: ttlOf(retentionMs) });
     return true;
   }

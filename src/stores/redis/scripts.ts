@@ -16,11 +16,14 @@ return 0
 `);
 
 /**
- * Complete: only while our token still holds the key, it becomes the done marker for the retention.
+ * Complete: unless another token or the done marker holds the key, it becomes the done marker for the
+ * retention. A key that is gone (our lease ran out, or Redis restarted without persistence) is marked
+ * too: the work did run, and a later duplicate must not run it again.
  * KEYS[1] key; ARGV[1] token, ARGV[2] done marker, ARGV[3] retention (ms).
  */
 export const COMPLETE = new Script(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local held = redis.call('GET', KEYS[1])
+if held and held ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
 `);
