@@ -18,8 +18,12 @@ export type HookRequest = PayRequest & {
 };
 
 export type ResolveCheckout = (request: HookRequest) => MintInput | Promise<MintInput>;
-/** Return false (or throw a PayError) to refuse the request; anything else lets it through. */
-export type Authorize = (request: HookRequest) => unknown;
+/**
+ * Return true to let the request through. Anything else refuses it with 401, so a hook that returns
+ * undefined or null for a signed-out user (or forgets its return) keeps the routes closed. You can also
+ * throw a PayError to answer with your own code.
+ */
+export type Authorize = (request: HookRequest) => boolean | Promise<boolean>;
 
 export interface WidgetTokenRouteDeps {
   authorize: Authorize | undefined;
@@ -47,7 +51,7 @@ export function widgetTokenRoute(deps: WidgetTokenRouteDeps): Route {
 /** The request with its JSON body, once the authorize hook (if any) let it through; else UNAUTHORIZED. */
 export async function authorizedRequest(authorize: Authorize | undefined, request: PayRequest): Promise<HookRequest> {
   const hookRequest: HookRequest = { ...request, body: readJsonBody(request), header: (name) => getHeader(request.headers, name.toLowerCase()) };
-  if (authorize && (await authorize(hookRequest)) === false) {
+  if (authorize && !(await authorize(hookRequest))) {
     throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request.');
   }
   return hookRequest;

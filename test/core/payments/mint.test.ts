@@ -152,12 +152,16 @@ describe('POST /widget-token', () => {
     expect(await lookup.json()).toMatchObject({ order: { order_id: 'order-7', amount: 2500 } });
   });
 
-  it('asks authorize first and answers 401 when it refuses', async () => {
+  it('asks authorize first and answers 401 unless it answers true: a hook that returns nothing keeps the route closed', async () => {
     let resolved = 0;
-    const pay = payFor({ authorize: () => false, resolveCheckout: () => { resolved++; return { amount: 1, currency: 'EUR', orderId: 'x' }; } });
-    const response = await mintRoute(pay);
-    expect(response.status).toBe(401);
-    expect(JSON.parse(response.text)).toMatchObject({ error: { code: 'UNAUTHORIZED' } });
+    for (const answer of [false, undefined, null, 0, '']) {
+      const pay = payFor({ authorize: (() => answer) as never, resolveCheckout: () => { resolved++; return { amount: 1, currency: 'EUR', orderId: 'x' }; } });
+      const response = await mintRoute(pay);
+      expect(response.status).toBe(401);
+      expect(JSON.parse(response.text)).toMatchObject({ error: { code: 'UNAUTHORIZED' } });
+    }
+    const forgotReturn = payFor({ authorize: (async () => {}) as never, resolveCheckout: () => { resolved++; return { amount: 1, currency: 'EUR', orderId: 'x' }; } });
+    expect((await mintRoute(forgotReturn)).status).toBe(401);
     expect(resolved).toBe(0);
   });
 
