@@ -13,6 +13,9 @@ export default defineConfig({
     'cli/index': 'src/cli/index.ts',
   },
   format: ['esm', 'cjs'],
+  // Shared chunks in CommonJS too (ESM has them by default): one copy of the core, so a PayError made with
+  // require('paywidget-server') is a PayError to require('paywidget-server/express') as well.
+  splitting: true,
   dts: true,
   sourcemap: true,
   clean: true,

@@ -28,6 +28,24 @@ describe('the built package', () => {
     expect(cjs.stdout.trim().length).toBeGreaterThan(0);
     expect(esm.stdout.trim()).toBe(cjs.stdout.trim());
   });
+
+  it('shares one core between its CommonJS entry points: a PayError from the main one is one to the adapters', async () => {
+    // A hook throwing the main entry's PayError keeps its code (409) through payMiddleware, not INTERNAL_ERROR.
+    const script = `
+      const { PayError } = require('paywidget-server');
+      const { payMiddleware } = require('paywidget-server/express');
+      const express = require('express');
+      const app = express();
+      app.use('/pay', payMiddleware({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 's' },
+        resolveCheckout: () => { throw new PayError('ORDER_NOT_PAYABLE', 'paid already'); } }));
+      const server = app.listen(0, '127.0.0.1', async () => {
+        const response = await fetch('http://127.0.0.1:' + server.address().port + '/pay/widget-token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+        console.log(response.status, (await response.json()).error.code);
+        server.close();
+      });`;
+    const { stdout } = await run(process.execPath, ['-e', script], { cwd: root });
+    expect(stdout.trim()).toBe('409 ORDER_NOT_PAYABLE');
+  });
 });
 
 interface ServedApp {
