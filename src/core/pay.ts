@@ -77,7 +77,7 @@ export function createPay(options: PayOptions = {}): Pay {
     : unconfiguredOrders();
   const resolveCheckout = options.resolveCheckout ?? (config.commerce ? orderCheckoutResolver(orders, payments.ledger) : undefined);
   const router = createRouter([
-    widgetTokenRoute({ authorize: options.authorize, resolveCheckout, mint }),
+    widgetTokenRoute({ authorize: options.authorize, resolveCheckout, mint, logger }),
     webhooks.route,
     reconcileRoute({ authorize: options.authorize, reconcile: payments.reconcile, lookup: payments.get }),
     paymentRoute({ authorize: options.authorize, reconcile: payments.reconcile, lookup: payments.get }),

@@ -74,7 +74,8 @@ export function createRouter(routes: Route[], logger: Logger): Router {
         response = await route.handler(request, params);
       } catch (error) {
         const payError = toPayError(error);
-        if (payError.code === 'INTERNAL_ERROR') logger.error({ err: error, route: route.path }, 'route handler failed');
+        // A 5xx is the server's side failing (configuration, a hook, an upstream): whoever runs it needs the details.
+        if (payError.status >= 500) logger.error({ err: error, code: payError.code, route: route.path }, 'route handler failed');
         response = payError.toResponse();
       }
       return method === 'HEAD' ? headResponse(response) : response;

@@ -52,7 +52,7 @@ export async function mintWidgetToken(ctx: MintContext, input: MintInput): Promi
   return new WidgetToken(body.widget_token, expiresAt);
 }
 
-function checkMintInput(input: MintInput): MintInput {
+export function checkMintInput(input: MintInput): MintInput {
   if (typeof input !== 'object' || input === null) throw invalidInput('input', 'mintWidgetToken expects { amount, currency, orderId }.');
   const { amount, currency, orderId } = input;
   if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0) {

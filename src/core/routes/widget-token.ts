@@ -1,11 +1,11 @@
-import { PayError } from '../errors.js';
+import { PayError, toPayError } from '../errors.js';
 import { getHeader } from '../headers.js';
-import type { MintInput } from '../payments/mint.js';
+import { checkMintInput, type MintInput } from '../payments/mint.js';
 import type { WidgetToken } from '../payments/widget-token.js';
 import { jsonResponse } from '../json-response.js';
 import { readJsonBody } from '../request-body.js';
 import type { Route } from '../router.js';
-import type { PayRequest } from '../types.js';
+import type { Logger, PayRequest } from '../types.js';
 
 /** The request the merchant's hooks see: the plain request plus its parsed JSON body. */
 export type HookRequest = PayRequest & {
@@ -29,6 +29,7 @@ export interface WidgetTokenRouteDeps {
   authorize: Authorize | undefined;
   resolveCheckout: ResolveCheckout | undefined;
   mint: (input: MintInput) => Promise<WidgetToken>;
+  logger: Logger;
 }
 
 /** `POST /widget-token`: the server decides the amount (resolveCheckout), never the browser. */
@@ -41,11 +42,34 @@ export function widgetTokenRoute(deps: WidgetTokenRouteDeps): Route {
       if (!deps.resolveCheckout) {
         throw new PayError('CHECKOUT_UNRESOLVED', 'POST /widget-token needs to know what the shopper owes: pass createPay({ resolveCheckout: (request) => ({ amount, currency, orderId }) }), reading the amount from your own records, never from the browser; or configure the commerce platform (COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD) and send { order_id }.');
       }
-      const checkout = await deps.resolveCheckout(hookRequest);
+      const checkout = await resolveCheckoutFor(deps.resolveCheckout, hookRequest, deps.logger);
       const token = await deps.mint(checkout);
       return jsonResponse(200, { widget_token: token.widgetToken, expires_at: token.expiresAt.toISOString() });
     },
   };
+}
+
+/**
+ * What the shopper owes, as resolveCheckout decided it. Its server-side failures (the commerce platform
+ * refusing the admin login, unreachable, misconfigured) keep their code and status but reach the shopper
+ * without details such as the admin user or an internal address, which are logged here. An unusable answer
+ * is the hook's fault, not the browser's: 500 CHECKOUT_UNRESOLVED, not 400.
+ */
+async function resolveCheckoutFor(resolveCheckout: ResolveCheckout, request: HookRequest, logger: Logger): Promise<MintInput> {
+  let checkout: MintInput;
+  try {
+    checkout = await resolveCheckout(request);
+  } catch (error) {
+    const payError = toPayError(error);
+    if (payError.status < 500 || payError.code === 'INTERNAL_ERROR') throw error;
+    logger.error({ err: error, code: payError.code }, `resolveCheckout failed: ${payError.message}`);
+    throw new PayError(payError.code, 'What this order costs could not be read from the merchant\'s systems; the details are in the server log.', { status: payError.status, cause: error });
+  }
+  try {
+    return checkMintInput(checkout);
+  } catch (error) {
+    throw new PayError('CHECKOUT_UNRESOLVED', `resolveCheckout returned no usable checkout: ${(error as Error).message}`, { cause: error, details: toPayError(error).details });
+  }
 }
 
 /** The request with its JSON body, once the authorize hook (if any) let it through; else UNAUTHORIZED. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPay, type Pay } from 'paywidget-server';
 import type { Sandbox } from 'paywidget-server/sandbox';
+import { captureLogger } from '../../helpers/capture-logger.js';
 import { commerceSandbox, FAST_HTTP, payFor } from './helpers.js';
 
 let sb: Sandbox;
@@ -118,6 +119,22 @@ describe('POST /widget-token from a commerce order', () => {
     expect(again).toMatchObject({ status: 409, json: { error: { code: 'ORDER_NOT_PAYABLE', details: { paymentId: paid.payment_id } } } });
     expect(again.json.error.message).toMatch(/already confirmed/);
     expect((await pay.payments.byOrder(String(other.increment_id))).map((entry) => entry.outcome)).toEqual(['confirmed']);
+  });
+
+  it('tells the shopper the order could not be priced, and only the log who and where: a refused admin login, an unreachable platform', async () => {
+    const logger = captureLogger();
+    const wrongPassword = payFor(sb, { logger, commerce: { password: 'not-the-password' } });
+    const unreachable = payFor(sb, { logger, commerce: { url: 'http://127.0.0.1:9' }, http: { ...FAST_HTTP, maxRetries: 0 } });
+    const order = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: 'EUR', grand_total: 5, total_due: 5 });
+    for (const [p, code] of [[wrongPassword, 'COMMERCE_AUTH_FAILED'], [unreachable, 'UPSTREAM_UNREACHABLE']] as const) {
+      const res = await mintFor(p, { order_id: order.entity_id });
+      expect(res.status).toBe(502);
+      expect(res.json.error.code).toBe(code);
+      expect(res.json.error.message).toMatch(/could not be read.*server log/);
+      for (const detail of [sb.commerceUsername, '127.0.0.1']) expect(JSON.stringify(res.json)).not.toContain(detail);
+    }
+    expect(logger.text()).toContain(sb.commerceUsername);
+    expect(logger.text()).toContain('127.0.0.1:9');
   });
 
   it('leaves the decision to resolveCheckout when the merchant passes one', async () => {

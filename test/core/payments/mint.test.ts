@@ -178,10 +178,15 @@ describe('POST /widget-token', () => {
     expect(JSON.parse(String(response?.body)).error.code).toBe('INVALID_JSON');
   });
 
-  it('answers 400 naming the field when resolveCheckout returns a bad amount', async () => {
-    const response = await mintRoute(payFor({ resolveCheckout: () => ({ amount: 19.99, currency: 'EUR', orderId: 'o' }) }));
-    expect(response.status).toBe(400);
-    expect(JSON.parse(response.text).error).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'amount' } });
+  it('answers 500 CHECKOUT_UNRESOLVED naming the field when resolveCheckout returns a bad amount: the hook\'s fault, not the browser\'s', async () => {
+    const logger = captureLogger();
+    for (const answer of [{ amount: 19.99, currency: 'EUR', orderId: 'o' }, undefined]) {
+      const response = await mintRoute(payFor({ logger, resolveCheckout: () => answer as never }));
+      expect(response.status).toBe(500);
+      expect(JSON.parse(response.text).error).toMatchObject({ code: 'CHECKOUT_UNRESOLVED', message: expect.stringMatching(/^resolveCheckout returned no usable checkout/) });
+    }
+    expect(JSON.parse((await mintRoute(payFor({ resolveCheckout: () => ({ amount: 19.99, currency: 'EUR', orderId: 'o' }) }))).text).error.details).toEqual({ field: 'amount' });
+    expect(logger.lines.map((line) => JSON.parse(line) as { level: string; code?: string }).filter((line) => line.level === 'error' && line.code === 'CHECKOUT_UNRESOLVED')).toHaveLength(2);
   });
 
   it.each<[string, { apiKey?: string; merchantId?: string }]>([
