@@ -53,6 +53,7 @@ export function describeAdapter(adapter: AdapterCase): void {
     let sandbox: Sandbox;
     let app: MountedApp;
     const handled: string[] = [];
+    const checkouts: string[] = [];
     const responses: string[] = [];
     let pay: Pay;
 
@@ -71,7 +72,11 @@ export function describeAdapter(adapter: AdapterCase): void {
       pay = createPay({
         env: {},
         payment: { apiUrl: sandbox.paymentUrl, merchantId: sandbox.merchantId, apiKey: sandbox.apiKey, webhookSecret: sandbox.webhookSecret },
-        resolveCheckout: ({ body }) => ({ amount: 4200, currency: 'EUR', orderId: String((body as { orderId?: string }).orderId ?? 'order-1') }),
+        resolveCheckout: ({ body }) => {
+          const orderId = String((body as { orderId?: string }).orderId ?? 'order-1');
+          checkouts.push(orderId);
+          return { amount: 4200, currency: 'EUR', orderId };
+        },
         // `headers` is a Node object or a Fetch Headers depending on the framework; header() reads both.
         authorize: (request) => request.header('X-Shop-Session') !== 'revoked',
         http: { maxRetries: 0 },
@@ -143,6 +148,16 @@ export function describeAdapter(adapter: AdapterCase): void {
       expect(response.status).toBe(413);
       expect(JSON.parse(response.text).error.code).toBe('BODY_TOO_LARGE');
       expect(handled).not.toContain(delivery.eventId);
+    });
+
+    it('answers 413 for a JSON route\'s body over the limit, before any hook sees it', async () => {
+      const body = JSON.stringify({ orderId: 'order-too-large', padding: 'x'.repeat(70 * 1024) });
+      for (const path of ['/widget-token', '/payments/pay_large/reconcile']) {
+        const response = await send({ method: 'POST', path, headers: { 'content-type': 'application/json' }, body });
+        expect(response.status).toBe(413);
+        expect(JSON.parse(response.text).error.code).toBe('BODY_TOO_LARGE');
+      }
+      expect(checkouts).not.toContain('order-too-large');
     });
 
     it('answers 405 with Allow for another method on one of its paths', async () => {

@@ -25,6 +25,8 @@ export async function toPayRequest(
   const request: PayRequest = { method: req.method ?? 'GET', path, headers: req.headers };
   const raw = parsed.rawBody ?? parsed.body;
   if (Buffer.isBuffer(raw) || typeof parsed.rawBody === 'string') {
+    // A parser before us read it under its own limit; ours holds all the same.
+    if (Buffer.byteLength(raw as Buffer | string) > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
     request.rawBody = raw as Buffer | string;
   } else if (req.readableEnded || req.readableDidRead) {
     // A parser consumed the stream; never wait on it. JSON routes can use the object, webhooks cannot.
