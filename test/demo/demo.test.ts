@@ -10,11 +10,10 @@ import { STEPS } from '../../demo/steps.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-function demo(args: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
-  const started = Date.now();
+function demo(args: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, ['--import', 'tsx', 'demo/main.ts', ...args], { cwd: root, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr, ms: Date.now() - started });
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
     });
   });
 }
@@ -24,10 +23,9 @@ const SECRETS = [/sk_test_/, /whsec_/, /pw_[0-9a-f]/, /pct_/, /wt_[0-9a-f]{7,}/,
 
 describe('npm run demo', () => {
   it('walks through every step, exits 0, and prints no secret', async () => {
-    const { code, stdout, stderr, ms } = await demo();
+    const { code, stdout, stderr } = await demo();
     expect(stderr).not.toMatch(/demo:/);
     expect(code).toBe(0);
-    expect(ms).toBeLessThan(30_000);
     for (const [i, step] of STEPS.entries()) {
       expect(stdout).toContain(`${i + 1}. ${step.title}`);
       expect(stdout).toMatch(new RegExp(`${i + 1}\\. ${step.name.replace(/[.,]/g, '\\$&')} +✓ passed`));
