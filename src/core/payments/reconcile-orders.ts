@@ -121,17 +121,30 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
     await options.onFinding?.(finding);
   };
   const known = new Set<string>();
+  /** Orders created in the look-behind, by either id: read to recognise (and check) their payments. */
+  const before = new Map<string, CommerceOrder>();
 
   const walkFrom = new Date(Math.max(0, fromMs - lookbehindMs));
   for await (const order of deps.iterate({ createdFrom: walkFrom, createdTo, signal: options.signal })) {
     known.add(order.increment_id);
     known.add(String(order.entity_id));
-    if (order.created_at < createdFrom) continue; // read only to recognise its payments
+    if (order.created_at < createdFrom) {
+      before.set(order.increment_id, order).set(String(order.entity_id), order);
+      continue;
+    }
     report.orders += 1;
     await checkOrder(deps.ledger, order, isPaid(order), report, found);
   }
 
+  const checkedBefore = new Set<CommerceOrder>();
   for await (const entry of deps.ledger.list({ outcome: 'confirmed', firstSeenFrom: fromMs, firstSeenTo: toMsInclusive })) {
+    // A payment confirmed in the window for an order placed just before it: the run over the order's own
+    // window came too early to see it, so it is checked against its order now (not counted among the window's).
+    const earlier = entry.orderId === undefined ? undefined : before.get(entry.orderId);
+    if (earlier && !checkedBefore.has(earlier)) {
+      checkedBefore.add(earlier);
+      await checkOrder(deps.ledger, earlier, isPaid(earlier), undefined, found);
+    }
     if (entry.orderId !== undefined && known.has(entry.orderId)) continue;
     await found({
       kind: 'payment_for_unknown_order',
@@ -148,7 +161,8 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
   return report;
 }
 
-async function checkOrder(ledger: Ledger, order: CommerceOrder, paid: boolean, report: OrderReconciliationReport, found: (f: OrderFinding) => Promise<void>): Promise<void> {
+/** Checks one order against its ledger entries; `report` counts it among the window's orders (undefined: a look-behind order). */
+async function checkOrder(ledger: Ledger, order: CommerceOrder, paid: boolean, report: OrderReconciliationReport | undefined, found: (f: OrderFinding) => Promise<void>): Promise<void> {
   const byId = new Map<string, LedgerEntry>();
   for (const key of new Set([order.increment_id, String(order.entity_id)])) {
     for (const entry of await ledger.byOrder(key)) byId.set(entry.paymentId, entry);
@@ -160,7 +174,7 @@ async function checkOrder(ledger: Ledger, order: CommerceOrder, paid: boolean, r
 
   if (confirmed.length === 0) {
     if (!paid) {
-      report.unpaid += 1;
+      if (report) report.unpaid += 1;
       return;
     }
     await found({ ...base, kind: 'order_paid_without_payment', ...(expected ? { expected } : {}), message: `Order ${order.increment_id} is marked paid (${order.state}/${order.status}) but no confirmed payment is recorded for it.` });
@@ -176,6 +190,10 @@ async function checkOrder(ledger: Ledger, order: CommerceOrder, paid: boolean, r
     const ids = confirmed.map((e) => e.paymentId);
     await found({ ...base, kind: 'multiple_confirmed_payments', paymentId: first.paymentId, paymentIds: ids, message: `Order ${order.increment_id} has ${ids.length} confirmed payments (${ids.join(', ')}): the shopper may have been charged more than once.` });
   }
+  if (!expected) {
+    agrees = false;
+    await found({ ...base, kind: 'amount_mismatch', paymentId: first.paymentId, paymentStatus: first.status, actual: amountOf(first), message: `Order ${order.increment_id} totals ${order.grand_total} ${order.order_currency_code}, which is not an amount of that currency, so payment ${first.paymentId} could not be checked against it.` });
+  }
   for (const entry of confirmed) {
     if (!expected || (entry.amount === undefined && entry.currency === undefined)) continue; // nothing to compare
     const amountDiffers = entry.amount !== undefined && entry.amount !== expected.amount;
@@ -188,9 +206,13 @@ async function checkOrder(ledger: Ledger, order: CommerceOrder, paid: boolean, r
       paymentId: entry.paymentId,
       paymentStatus: entry.status,
       expected,
-      actual: { ...(entry.amount === undefined ? {} : { amount: entry.amount }), ...(entry.currency === undefined ? {} : { currency: entry.currency }) },
+      actual: amountOf(entry),
       message: `Payment ${entry.paymentId} is for ${entry.amount ?? '?'} ${entry.currency ?? '?'} (minor units) but order ${order.increment_id} totals ${expected.amount} ${expected.currency}.`,
     });
   }
-  if (agrees) report.paid += 1;
+  if (agrees && report) report.paid += 1;
+}
+
+function amountOf(entry: LedgerEntry): { amount?: number; currency?: string } {
+  return { ...(entry.amount === undefined ? {} : { amount: entry.amount }), ...(entry.currency === undefined ? {} : { currency: entry.currency }) };
 }

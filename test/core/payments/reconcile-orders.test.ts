@@ -30,11 +30,15 @@ beforeAll(async () => {
   windowFrom = new Date(Date.now() - 1_000);
   const paid = { state: 'processing', status: 'processing' };
   const unpaid = { state: 'new', status: 'pending' };
-  for (const [key, state] of Object.entries({ A: paid, B: unpaid, C: paid, C2: paid, D: paid, E: paid, F: paid, G: paid, H: unpaid, I: unpaid, J: paid })) {
+  for (const [key, state] of Object.entries({ A: paid, B: unpaid, C: paid, C2: paid, D: paid, E: paid, F: paid, G: paid, H: unpaid, I: unpaid, J: paid, K: unpaid })) {
     orders[key] = sb.commerce.addOrder({ ...state, order_currency_code: key === 'E' ? 'USD' : 'EUR' });
   }
   // J was placed two hours before the window (inside the default 24 h look-behind); its payment confirmed now.
   orders.J = sb.commerce.setOrder(orders.J!.entity_id, { created_at: utc(windowFrom.getTime() - 2 * 3_600_000) });
+  // K too, still awaiting payment; its payment, confirmed in the window, is 1 cent short: the run over K's own window came too early to see it.
+  orders.K = sb.commerce.setOrder(orders.K!.entity_id, { created_at: utc(windowFrom.getTime() - 3_600_000) });
+  // L's total has more decimals than its currency: nothing can be compared with it, so it is not counted as paid.
+  orders.L = sb.commerce.addOrder({ ...paid, order_currency_code: 'JPY', grand_total: 1999.5 });
 
   await payment('A', { orderId: inc('A'), ...total(orders.A!) }); // paid and confirmed
   await payment('B', { orderId: inc('B'), ...total(orders.B!) }); // confirmed, order still awaiting payment
@@ -46,6 +50,8 @@ beforeAll(async () => {
   await payment('G', { orderId: String(orders.G!.entity_id), ...total(orders.G!) }); // minted under entity_id
   await payment('I', { orderId: inc('I'), ...total(orders.I!), status: 'processing' }); // still unresolved
   await payment('J', { orderId: inc('J'), ...total(orders.J!) });
+  await payment('K', { orderId: inc('K'), amount: total(orders.K!).amount - 1, currency: total(orders.K!).currency });
+  await payment('L', { orderId: inc('L'), amount: 5, currency: 'JPY' });
   await payment('X', { orderId: 'no-such-order', amount: 1234, currency: 'EUR' }); // an order nobody has
 });
 afterAll(() => sb.close());
@@ -55,7 +61,7 @@ describe('reconcileOrders', () => {
     const told: OrderFinding[] = [];
     const report = await pay.reconcileOrders({ createdFrom: windowFrom, createdTo: new Date(Date.now() + 60_000), onFinding: (f) => void told.push(f) });
 
-    expect(report.orders).toBe(10); // A–I; not J (before the window), not the generated ones
+    expect(report.orders).toBe(11); // A–I and L; not J or K (before the window), not the generated ones
     expect(report.paid).toBe(2); // A, and G through its entity_id
     expect(report.unpaid).toBe(2); // H, and I whose payment is still processing
     const summary = report.findings.map((f) => [f.kind, f.orderId, f.paymentId]);
@@ -67,10 +73,13 @@ describe('reconcileOrders', () => {
       ['amount_mismatch', inc('E'), ids.E],
       ['multiple_confirmed_payments', inc('F'), ids.F1],
       ['payment_for_unknown_order', 'no-such-order', ids.X],
+      ['payment_confirmed_order_unpaid', inc('K'), ids.K],
+      ['amount_mismatch', inc('K'), ids.K],
+      ['amount_mismatch', inc('L'), ids.L],
     ]));
-    expect(report.findings).toHaveLength(7);
+    expect(report.findings).toHaveLength(10);
     expect(report.counts).toEqual({
-      payment_confirmed_order_unpaid: 1, order_paid_without_payment: 2, amount_mismatch: 2, multiple_confirmed_payments: 1, payment_for_unknown_order: 1,
+      payment_confirmed_order_unpaid: 2, order_paid_without_payment: 2, amount_mismatch: 4, multiple_confirmed_payments: 1, payment_for_unknown_order: 1,
     });
     expect(told).toEqual(report.findings);
 
@@ -78,13 +87,15 @@ describe('reconcileOrders', () => {
     expect(byKind('amount_mismatch', inc('D'))).toMatchObject({ expected: total(orders.D!), actual: { amount: total(orders.D!).amount - 100, currency: 'EUR' }, entityId: orders.D!.entity_id });
     expect(byKind('amount_mismatch', inc('E'))).toMatchObject({ expected: { currency: 'USD' }, actual: { currency: 'EUR' } });
     expect(byKind('multiple_confirmed_payments', inc('F')).paymentIds).toEqual([ids.F1, ids.F2]);
+    expect(byKind('amount_mismatch', inc('L'))).toMatchObject({ actual: { amount: 5, currency: 'JPY' }, message: expect.stringMatching(/not an amount of that currency/) });
+    expect(byKind('amount_mismatch', inc('L')).expected).toBeUndefined();
     expect(byKind('payment_confirmed_order_unpaid', inc('B'))).toMatchObject({ orderState: 'new', orderStatus: 'pending', paymentStatus: 'succeeded' });
     for (const finding of report.findings) expect(finding.message.length).toBeGreaterThan(20);
   });
 
   it('without the look-behind, the payment of the order placed before the window is reported as unknown', async () => {
     const report = await pay.reconcileOrders({ createdFrom: windowFrom, createdTo: new Date(Date.now() + 60_000), lookbehindMs: 0 });
-    expect(report.findings.filter((f) => f.kind === 'payment_for_unknown_order').map((f) => f.paymentId).sort()).toEqual([ids.J, ids.X].sort());
+    expect(report.findings.filter((f) => f.kind === 'payment_for_unknown_order').map((f) => f.paymentId).sort()).toEqual([ids.J, ids.K, ids.X].sort());
   });
 
   it('a window with no activity reports nothing', async () => {
