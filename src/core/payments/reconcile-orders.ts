@@ -12,9 +12,9 @@ export interface ReconcileOrdersOptions {
   /** Told about each disagreement as it is found (awaited; throwing stops the walk). */
   onFinding?: (finding: OrderFinding) => unknown;
   /**
-   * Orders created up to this long before `createdFrom` are read too, only so that a payment
-   * confirmed inside the window for an order placed just before it is not reported as a payment for
-   * an unknown order. Default 24 hours.
+   * Orders created up to this long before `createdFrom` are read too, so that a payment confirmed
+   * inside the window for an order placed just before it is checked against that order (not counted
+   * among the window's), not reported as a payment for an unknown order. Default 24 hours.
    */
   lookbehindMs?: number;
   /** Whether the platform considers the order paid. Default: `total_paid` > 0, or state processing, complete or closed. */
