@@ -37,7 +37,7 @@ export interface ReconcileDeps {
   pollMaxIntervalMs: number;
 }
 
-/** The shortest window a poll gets, even at the end of the budget: a poll given no time is no poll. */
+/** The shortest window a poll gets: a poll given no time is no poll. The first poll gets it even from a smaller budget; later ones only while it fits. */
 const MIN_POLL_MS = 200;
 
 export function toReconcileResult(paymentId: string, entry: LedgerEntry | undefined): ReconcileResult {
@@ -95,8 +95,9 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
       if (isPermanent(error)) throw error;
       lastError = error as PayError;
     }
-    const left = deadline - Date.now();
-    if (left <= 0 || options.signal?.aborted) break;
+    // Another poll needs its shortest window before the deadline, else the budget would be overrun.
+    const left = deadline - Date.now() - MIN_POLL_MS;
+    if (left < 0 || options.signal?.aborted) break;
     const ceiling = Math.min(deps.pollMaxIntervalMs, deps.pollIntervalMs * 2 ** attempt);
     // Equal jitter: never a burst of immediate polls, never all clients in step.
     const pause = Math.min(left, ceiling / 2 + Math.random() * (ceiling / 2));

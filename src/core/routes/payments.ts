@@ -67,7 +67,7 @@ export function paymentRoute(deps: PaymentRoutesDeps): Route {
         payment_id: entry.paymentId,
         status: entry.status,
         outcome: entry.outcome,
-        source: entry.source,
+        source: entry.status === null ? null : entry.source, // nothing was learned, by any means
         ...facts(entry),
         first_seen_at: new Date(entry.firstSeenAt).toISOString(),
         updated_at: new Date(entry.updatedAt).toISOString(),

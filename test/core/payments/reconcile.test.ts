@@ -48,6 +48,20 @@ async function rejection(promise: Promise<unknown>): Promise<PayError> {
 }
 
 describe('reconcile', () => {
+  it('starts no poll the budget has no room for: a slow status answer is the last one', async () => {
+    const pay = payFor(sb, { logger });
+    sb.payments.setConfirmDelay(60_000);
+    const { paymentId, clientToken } = await card(pay, sb.testCards.succeeds);
+    try {
+      // The first poll takes 900 ms of a 1,000 ms budget: the 100 ms left are too few for another.
+      sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', latencyMs: 900, times: Infinity });
+      expect(await pay.payments.reconcile(paymentId, { budgetMs: 1_000, clientToken })).toMatchObject({ outcome: 'needs_reconciliation' });
+      expect(sb.faults.list()[0]!.hits).toBe(1);
+    } finally {
+      sb.payments.setConfirmDelay(0);
+    }
+  });
+
   it('answers needs_reconciliation when the payment confirms after the budget; the webhook then resolves it', async () => {
     const pay = await payWithWebhooks();
     sb.payments.setConfirmDelay(500);

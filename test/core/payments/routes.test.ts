@@ -115,6 +115,18 @@ describe('GET /payments/:paymentId', () => {
     expect((await call(pay, 'POST', `/payments/${paymentId}`)).status).toBe(405);
   });
 
+  it('answers source null while nothing was learned, as the reconcile route does', async () => {
+    const pay = payFor(sb, { logger });
+    const { paymentId, clientToken } = await payByCard(pay, sb, sb.testCards.succeeds);
+    tokens.push(clientToken);
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 500, times: Infinity });
+    const reconciled = await call(pay, 'POST', `/payments/${paymentId}/reconcile`, { payment_client_token: clientToken });
+    const read = await call(pay, 'GET', `/payments/${paymentId}`);
+    sb.faults.clear();
+    expect(reconciled.json).toMatchObject({ status: null, source: null, outcome: 'needs_reconciliation' });
+    expect(read.json).toMatchObject({ status: null, source: null, outcome: 'unresolved' });
+  });
+
   it('also answers over real HTTP', async () => {
     const pay = payFor(sb, { logger });
     const server = await serve(pay);
