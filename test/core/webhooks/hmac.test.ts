@@ -1,7 +1,10 @@
+import * as nodeCrypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { WebhookVerificationError, type VerifyInput } from 'paywidget-server';
 import { signWebhook } from 'paywidget-server/testing';
 import { selectHmac, type HmacFactory } from '../../../src/core/webhooks/hmac.js';
+import { nodeHmac } from '../../../src/core/webhooks/hmac-node.js';
+import { webCryptoHmac } from '../../../src/core/webhooks/hmac-webcrypto.js';
 import { SECRET, T0, webCryptoFactory, webhooksWith } from './helpers.js';
 
 describe('selectHmac: node:crypto on Node, WebCrypto elsewhere', () => {
@@ -86,5 +89,30 @@ describe('the WebCrypto path gives the same answers as node:crypto', () => {
     const input = sign({ type: 'x' });
     expect((await web.verify(input)).secretIndex).toBe(1);
     expect((await web.verify(sign({ type: 'x' }, 'whsec_old'))).secretIndex).toBe(0);
+  });
+});
+
+describe('the signature comparison is constant-time', () => {
+  const signed = signWebhook({ payload: { type: 'x' }, secret: 'whsec_new', timestamp: T0 });
+  const timestamp = signed.headers['x-pay-timestamp']!;
+  const signature = signed.headers['x-pay-signature']!;
+  const body = Buffer.from(signed.body as string);
+
+  it('node:crypto: timingSafeEqual decides, once per secret tried', () => {
+    const compared: number[] = [];
+    const crypto = { ...nodeCrypto, timingSafeEqual: (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => (compared.push(a.byteLength), nodeCrypto.timingSafeEqual(a, b)) };
+    const hmac = nodeHmac({ crypto, Buffer }, ['whsec_old', 'whsec_new']);
+    expect(hmac.match(timestamp, body, signature)).toBe(1);
+    expect(compared).toEqual([32, 32]);
+  });
+
+  it('WebCrypto: subtle.verify decides, never a digest compared in JavaScript', async () => {
+    const calls: string[] = [];
+    const subtle = new Proxy(globalThis.crypto.subtle, {
+      get: (target, name: string) => (...args: unknown[]) => (calls.push(name), (target[name as keyof SubtleCrypto] as (...a: unknown[]) => unknown).apply(target, args)),
+    });
+    const hmac = webCryptoHmac(subtle, ['whsec_old', 'whsec_new']);
+    expect(await hmac.match(timestamp, body, signature)).toBe(1);
+    expect(calls.filter((name) => name !== 'importKey')).toEqual(['verify', 'verify']);
   });
 });
