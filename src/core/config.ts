@@ -119,8 +119,10 @@ export interface ResolvedConfig {
   webhookSecrets: Secret[];
   /** Options that are not set, e.g. 'payment.apiKey'. */
   missing: string[];
-  /** Absent when neither options nor environment name a commerce platform. */
+  /** Absent while the platform's url, username or password is missing; requireCommerce() names what is. */
   commerce: CommerceConfig | undefined;
+  /** The commerce options that are not set, e.g. 'commerce.password' (all three when none is). */
+  commerceMissing: string[];
   http: HttpPolicy;
 }
 
@@ -135,7 +137,7 @@ export function resolveConfig(options: ConfigOptions = {}): ResolvedConfig {
     webhookSecret: options.payment?.webhookSecret ?? fromEnv('PAY_WEBHOOK_SECRET')?.split(','),
   });
 
-  const { commerce, http } = resolveCommerceConfig(options);
+  const { commerce, commerceMissing, http } = resolveCommerceConfig(options);
   const missing = (['apiUrl', 'merchantId', 'apiKey', 'webhookSecret'] as const).filter((k) => payment[k] === undefined).map((k) => `payment.${k}`);
   const { apiUrl, merchantId, apiKey, webhookSecret } = payment;
   return {
@@ -143,6 +145,7 @@ export function resolveConfig(options: ConfigOptions = {}): ResolvedConfig {
     webhookSecrets: (webhookSecret === undefined ? [] : [webhookSecret].flat()).map((s) => new Secret(s)),
     missing,
     commerce,
+    commerceMissing,
     http,
   };
 }
@@ -164,16 +167,25 @@ export function requireWebhookSecrets(config: ResolvedConfig): Secret[] {
   throw missingOptions(['payment.webhookSecret'], 'to verify webhooks');
 }
 
-function missingOptions(options: string[], purpose: string): PayError {
+/** The commerce platform's settings, or CONFIG_MISSING naming each missing option and its variable. */
+export function requireCommerce(config: Pick<ResolvedConfig, 'commerce' | 'commerceMissing'>, purpose = 'to read orders'): CommerceConfig {
+  if (config.commerce) return config.commerce;
+  throw missingOptions(config.commerceMissing, purpose);
+}
+
+/** CONFIG_MISSING naming each option and its environment variable. */
+export function missingOptions(options: string[], purpose: string): PayError {
   const named = options.map((o) => `${o} (environment variable ${ENV_NAMES[o]})`).join(', ');
-  return new PayError('CONFIG_MISSING', `paywidget-server needs ${named} ${purpose}. Pass it to createPay() or set the environment variable.`, { details: { options } });
+  return new PayError('CONFIG_MISSING', `paywidget-server needs ${named} ${purpose}. Set the environment variable, or pass the option to createPay().`, { details: { options } });
 }
 
 /**
  * The commerce section alone (with the HTTP policy), for tools that only read orders (the CLI).
- * `commerce` is undefined when neither options nor environment name the platform.
+ * `commerce` is undefined while its url, username or password is missing (`commerceMissing` names them):
+ * only the order features need it, and they say so when first used. A value that is there but malformed
+ * is refused at once (CONFIG_INVALID).
  */
-export function resolveCommerceConfig(options: ConfigOptions = {}): { commerce: CommerceConfig | undefined; http: HttpPolicy } {
+export function resolveCommerceConfig(options: ConfigOptions = {}): { commerce: CommerceConfig | undefined; commerceMissing: string[]; http: HttpPolicy } {
   const fromEnv = envReader(options);
   const input = {
     ...options.commerce,
@@ -183,11 +195,12 @@ export function resolveCommerceConfig(options: ConfigOptions = {}): { commerce: 
     scope: options.commerce?.scope ?? fromEnv('COMMERCE_SCOPE'),
     readMethod: options.commerce?.readMethod ?? fromEnv('COMMERCE_READ_METHOD'),
   };
-  // The commerce platform is optional: only the order features need it, and only once one part of it is named.
-  const named = input.url !== undefined || input.username !== undefined || input.password !== undefined;
-  const parsed = named ? parse('commerce', commerceSchema, input) : undefined;
+  const commerceMissing = (['url', 'username', 'password'] as const).filter((k) => input[k] === undefined).map((k) => `commerce.${k}`);
+  // What is there is checked now, whatever is missing (a malformed URL is a mistake either way).
+  const parsed = parse('commerce', commerceSchema.partial({ url: true, username: true, password: true }), input);
   return {
-    commerce: parsed && { ...parsed, url: parsed.url.replace(/\/+$/, ''), password: new Secret(parsed.password) },
+    commerce: commerceMissing.length === 0 ? { ...parsed, url: parsed.url!.replace(/\/+$/, ''), username: parsed.username!, password: new Secret(parsed.password!) } : undefined,
+    commerceMissing,
     http: parse('http', httpSchema, options.http ?? {}),
   };
 }

@@ -74,8 +74,10 @@ export function createPay(options: PayOptions = {}): Pay {
   });
   const orders = config.commerce
     ? createOrders(config.commerce, { http: config.http, logger, now, stores: options.stores })
-    : unconfiguredOrders();
-  const resolveCheckout = options.resolveCheckout ?? (config.commerce ? orderCheckoutResolver(orders, payments.ledger) : undefined);
+    : unconfiguredOrders(config.commerceMissing);
+  // A platform named in part still resolves from orders: the order read then names what is missing.
+  const commerceNamed = config.commerce !== undefined || config.commerceMissing.length < 3;
+  const resolveCheckout = options.resolveCheckout ?? (commerceNamed ? orderCheckoutResolver(orders, payments.ledger) : undefined);
   const router = createRouter([
     widgetTokenRoute({ authorize: options.authorize, resolveCheckout, mint, logger }),
     webhooks.route,

@@ -72,10 +72,20 @@ describe('configuration', () => {
     expect(error.message).toContain('payment.apiUrl (environment variable PAY_API_URL) must be an http(s) URL');
   });
 
-  it('the commerce platform is optional, but all of it is needed once part is named', () => {
-    const error = configError(() => createPay({ env: { ...env, COMMERCE_URL: 'https://shop.example.test' } }));
-    expect(error.message).toContain('commerce.username (environment variable COMMERCE_USERNAME) is missing');
-    expect(error.message).toContain('commerce.password (environment variable COMMERCE_PASSWORD) is missing');
+  it('the commerce platform is optional; a part missing is named when orders are first needed, not at createPay', async () => {
+    // A build step may see COMMERCE_URL without the password: creating the instance must not fail there.
+    const partial = createPay({ env: { ...env, COMMERCE_URL: 'https://shop.example.test' } });
+    const error = await partial.orders.get(1).then(() => undefined, (e: unknown) => e as PayError);
+    expect(error).toMatchObject({ code: 'CONFIG_MISSING', details: { options: ['commerce.username', 'commerce.password'] } });
+    expect(error!.message).toContain('commerce.username (environment variable COMMERCE_USERNAME)');
+    expect(error!.message).toContain('commerce.password (environment variable COMMERCE_PASSWORD)');
+    expect(error!.message).not.toContain('COMMERCE_URL');
+    // Minting from an order answers the same code (its details go to the log, not to the shopper).
+    const minted = await partial.handle({ method: 'POST', path: '/widget-token', headers: {}, rawBody: '{"order_id":1}' });
+    expect(minted!.status).toBe(500);
+    expect(JSON.parse(String(minted!.body)).error.code).toBe('CONFIG_MISSING');
+    // A value that is there but malformed is still refused at once.
+    expect(configError(() => createPay({ env: { ...env, COMMERCE_URL: 'ftp://nope' } })).message).toContain('commerce.url (environment variable COMMERCE_URL) must be');
     const config = resolveConfig({ env: { ...env, COMMERCE_URL: 'https://shop.example.test/', COMMERCE_USERNAME: 'admin', COMMERCE_PASSWORD: 'pw-secret' } });
     expect(config.commerce).toMatchObject({ url: 'https://shop.example.test', username: 'admin', scope: 'default', readMethod: 'GET' });
   });

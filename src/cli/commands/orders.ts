@@ -1,8 +1,7 @@
 import { createWriteStream, fdatasync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { createOrders, type Orders } from '../../core/commerce/index.js';
-import { resolveCommerceConfig } from '../../core/config.js';
-import { PayError } from '../../core/errors.js';
+import { requireCommerce, resolveCommerceConfig } from '../../core/config.js';
 import { MemoryCheckpointStore, type CheckpointStore } from '../../core/stores/checkpoint-store.js';
 import { silentLogger } from '../../core/logger.js';
 import { checkWindow, parseCliDate } from '../dates.js';
@@ -24,11 +23,8 @@ export const SYNC_CHECKPOINT = 'orders-sync';
 
 /** The orders client from the COMMERCE_* variables alone: the CLI needs no payment settings. */
 export function ordersFromEnv(io: CliIo, checkpoints?: CheckpointStore): Orders {
-  const { commerce, http } = resolveCommerceConfig({ env: io.env });
-  if (!commerce) {
-    throw new PayError('CONFIG_MISSING', 'The commerce platform is not configured: set COMMERCE_URL, COMMERCE_USERNAME and COMMERCE_PASSWORD.');
-  }
-  return createOrders(commerce, { http, logger: silentLogger, stores: { checkpoints } });
+  const config = resolveCommerceConfig({ env: io.env });
+  return createOrders(requireCommerce(config), { http: config.http, logger: silentLogger, stores: { checkpoints } });
 }
 
 const get: Command = {

@@ -1,5 +1,4 @@
-import type { CommerceConfig, HttpPolicy } from '../config.js';
-import { PayError } from '../errors.js';
+import { missingOptions, type CommerceConfig, type HttpPolicy } from '../config.js';
 import { MemoryAdminTokenStore, type AdminTokenStore } from '../stores/admin-token-store.js';
 import { MemoryCheckpointStore, type CheckpointStore } from '../stores/checkpoint-store.js';
 import type { Logger } from '../types.js';
@@ -51,11 +50,9 @@ export function createOrders(config: CommerceConfig, deps: OrdersDeps): Orders {
   };
 }
 
-/** `pay.orders` without a commerce platform: every call says what to configure. */
-export function unconfiguredOrders(): Orders {
-  const missing = () => new PayError('CONFIG_MISSING', 'pay.orders needs the commerce platform: set COMMERCE_URL, COMMERCE_USERNAME and COMMERCE_PASSWORD, or pass createPay({ commerce: { url, username, password } }).', {
-    details: { options: ['commerce.url', 'commerce.username', 'commerce.password'] },
-  });
+/** `pay.orders` without a (complete) commerce platform: every call names what to configure. */
+export function unconfiguredOrders(commerceMissing: string[]): Orders {
+  const missing = () => missingOptions(commerceMissing, 'to read orders (pay.orders)');
   return {
     get: async () => {
       throw missing();
