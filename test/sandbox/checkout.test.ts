@@ -203,11 +203,14 @@ describe('sandbox: delayed confirmation', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(590);
   });
 
-  it('setConfirmDelay(Infinity) never confirms on its own; setStatus does', async () => {
+  it('setConfirmDelay(Infinity) never confirms on its own, nor does a delay past what a timer holds; setStatus does', async () => {
     sb = await startSandbox();
+    sb.payments.setConfirmDelay(2 ** 31); // Node would fire a timer this long after 1 ms
+    const long = await payByCard(sb, sb.testCards.succeeds);
     sb.payments.setConfirmDelay(Infinity);
     const res = await payByCard(sb, sb.testCards.succeeds);
     await new Promise((r) => setTimeout(r, 50));
+    expect(sb.payments.get(long.json.payment_id)?.status).toBe('processing');
     expect(sb.payments.get(res.json.payment_id)?.status).toBe('processing');
     sb.payments.setStatus(res.json.payment_id, 'succeeded');
     expect((await statusOf(sb, res.json.payment_id, res.json.payment_client_token)).json.status).toBe('succeeded');

@@ -111,6 +111,13 @@ describe('sandbox: fault injection', () => {
     sb = undefined;
   });
 
+  it('a latency past what a timer holds is not cut to 1 ms: the request still waits', async () => {
+    sb = await startSandbox();
+    sb.faults.inject({ latencyMs: 2 ** 31 });
+    const answer = await fetch(initUrl(sb), { method: 'POST', headers: merchantHeaders(sb), signal: AbortSignal.timeout(200) }).then((r) => r.status, (e: Error) => e.name);
+    expect(answer).toBe('TimeoutError');
+  });
+
   it('close() during injected latency does not wait for it', async () => {
     sb = await startSandbox();
     sb.faults.inject({ latencyMs: 60_000 });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../shared/http.js';
+import { MAX_TIMER_MS } from '../shared/sleeper.js';
 import type { SandboxPayment, SandboxPaymentMethod, SandboxPaymentStatus } from './types.js';
 
 export const PAYMENT_STATUSES: readonly SandboxPaymentStatus[] = ['processing', 'requires_action', 'pending', 'succeeded', 'declined', 'canceled'];
@@ -49,7 +50,8 @@ export class PaymentStore {
     const delay = this.confirmDelayMs;
     if (delay <= 0) return this.transition(payment, 'succeeded');
     this.transition(payment, 'processing');
-    if (!Number.isFinite(delay)) return;
+    // Past MAX_TIMER_MS Node would fire after 1 ms: a delay that long means never, like Infinity.
+    if (delay > MAX_TIMER_MS) return;
     const timer = setTimeout(() => {
       this.confirmTimers.delete(payment.id);
       if (payment.status === 'processing') this.transition(payment, 'succeeded');
