@@ -17,6 +17,8 @@ export interface RedisServerOptions {
   appendOnly?: boolean;
   /** Working directory (the AOF lives there); a fresh temporary one by default. */
   dir?: string;
+  /** Cluster mode, one node holding every slot (connect with `new Redis.Cluster([{ host, port }])`). */
+  cluster?: boolean;
 }
 
 export interface RedisServer {
@@ -32,10 +34,11 @@ export interface RedisServer {
 }
 
 /** Spawns redis-server and resolves once it accepts connections; rejects with its output when it exits first. */
-function launch(port: number, dir: string, appendOnly: boolean): Promise<ChildProcess> {
+function launch(port: number, dir: string, appendOnly: boolean, cluster = false): Promise<ChildProcess> {
   const args = [
     '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
     ...(appendOnly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
+    ...(cluster ? ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-announce-ip', '127.0.0.1'] : []),
   ];
   const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
@@ -69,12 +72,13 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   for (let attempt = 0; !child; attempt++) {
     port = await freePort();
     try {
-      child = await launch(port, dir, appendOnly);
+      child = await launch(port, dir, appendOnly, options.cluster);
     } catch (error) {
       // Another process may have taken the port between the probe and the start.
       if (attempt >= 4 || !String(error).includes('Address already in use')) throw error;
     }
   }
+  if (options.cluster) await takeAllSlots(port);
   const kill = async () => {
     if (!child) return;
     const running = child;
@@ -104,6 +108,17 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       if (ownDir) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Makes a fresh cluster node hold every slot, and waits until it says the cluster is ok. */
+async function takeAllSlots(port: number): Promise<void> {
+  const node = new Redis(port, '127.0.0.1');
+  try {
+    await node.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
+    while (!String(await node.call('CLUSTER', 'INFO')).includes('cluster_state:ok')) await new Promise((resolve) => setTimeout(resolve, 20));
+  } finally {
+    node.disconnect();
+  }
 }
 
 /** The client options the library recommends: commands fail at once while the connection is down. */

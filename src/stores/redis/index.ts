@@ -16,7 +16,11 @@ import { RedisCommands, type RedisClientLike } from './client.js';
 import { RedisLedgerStore } from './ledger-store.js';
 
 export interface RedisStoresOptions {
-  /** Put before every key, so several applications (or environments) can share one Redis; `paywidget:` by default. */
+  /**
+   * Put before every key, so several applications (or environments) can share one Redis; `paywidget:` by
+   * default, `{paywidget}:` on an ioredis Cluster. On a Cluster it needs a hash tag (`{…}`): the scripts
+   * touch several keys at once, and those must share a slot.
+   */
   prefix?: string;
   /**
    * How long a command may take before the store gives up on it, in ms (2,000 by default; `false`: never).
@@ -36,6 +40,8 @@ export interface RedisStores extends Required<StoreOptions> {
 }
 
 export const DEFAULT_REDIS_PREFIX = 'paywidget:';
+/** The default on a Cluster: the hash tag puts every key of the library in one slot. */
+export const DEFAULT_CLUSTER_PREFIX = '{paywidget}:';
 const DEFAULT_COMMAND_TIMEOUT_MS = 2_000;
 
 /**
@@ -44,9 +50,13 @@ const DEFAULT_COMMAND_TIMEOUT_MS = 2_000;
  * `quit()` it on shutdown.
  */
 export function redisStores(client: RedisClientLike, options: RedisStoresOptions = {}): RedisStores {
-  const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
+  const cluster = (client as { isCluster?: unknown } | undefined)?.isCluster === true;
+  const prefix = options.prefix ?? (cluster ? DEFAULT_CLUSTER_PREFIX : DEFAULT_REDIS_PREFIX);
   const timeout = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   if (typeof prefix !== 'string') throw new TypeError('redisStores: prefix must be a string.');
+  if (cluster && !/\{[^}]+\}/.test(prefix)) {
+    throw new TypeError(`redisStores: on a Redis Cluster the prefix needs a hash tag, e.g. '{${prefix.replace(/:$/, '')}}:', so that the keys each script touches share a slot (got '${prefix}').`);
+  }
   if (timeout !== false && !(Number.isFinite(timeout) && timeout > 0)) throw new TypeError('redisStores: commandTimeoutMs must be a positive number of milliseconds, or false.');
   const redis = new RedisCommands(client, timeout);
   return {
