@@ -16,5 +16,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Tests start real servers on ephemeral ports; two workers suit the 2-core CI machine.
     maxWorkers: 2,
+    // What the library warns about on the console is shown for a failing test only.
+    silent: 'passed-only',
   },
 });

@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkoutFromOrder, createPay, type Pay, type WebhookEvent } from 'paywidget-server';
+import { checkoutFromOrder, createPay, silentLogger, type Pay, type WebhookEvent } from 'paywidget-server';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { createApp } from '../examples/express/app.js';
 
@@ -46,6 +46,7 @@ export async function startDemoStack(options: DemoStackOptions = {}): Promise<De
     payment: { apiUrl: sandbox.paymentUrl, merchantId: sandbox.merchantId, apiKey: sandbox.apiKey, webhookSecret: sandbox.webhookSecret },
     commerce: { url: sandbox.commerceUrl, username: sandbox.commerceUsername, password: sandbox.commercePassword },
     env: {}, // nothing from this machine's environment: the demo runs the same everywhere
+    logger: silentLogger, // the demo narrates what happens in its own words
     payments: { pollBudgetMs: 1000 },
     // The checkout page names the order by its entity_id ({ "orderId": "10" }); what it owes is read from
     // the commerce platform, and an order that is not awaiting payment is refused (409 ORDER_NOT_PAYABLE).

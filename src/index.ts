@@ -1,4 +1,5 @@
 export { createPay, type Pay, type PayOptions } from './core/pay.js';
+export { consoleLogger, silentLogger } from './core/logger.js';
 export { PayError, UpstreamError, ERROR_STATUS, type PayErrorCode } from './core/errors.js';
 export { toMinorUnits, fromMinorUnits, isKnownCurrency, currencyExponent } from './core/money/index.js';
 export { WidgetToken } from './core/payments/widget-token.js';

@@ -7,7 +7,7 @@ import type { WidgetToken } from './payments/widget-token.js';
 import { createRouter, type Router } from './router.js';
 import { paymentRoute, reconcileRoute } from './routes/payments.js';
 import { widgetTokenRoute, type Authorize, type ResolveCheckout } from './routes/widget-token.js';
-import { silentLogger } from './logger.js';
+import { consoleLogger } from './logger.js';
 import type { Logger } from './types.js';
 import { MemoryClaimStore, MemoryLedgerStore, type StoreOptions } from './stores/index.js';
 import { createWebhooks, type WebhookOptions, type Webhooks } from './webhooks/index.js';
@@ -20,7 +20,7 @@ export interface PayOptions extends ConfigOptions {
   resolveCheckout?: ResolveCheckout;
   /** Runs before every route that acts for a shopper; return false to answer 401. */
   authorize?: Authorize;
-  /** pino-compatible; silent by default. */
+  /** pino-compatible; by default warnings and errors go to the console (`silentLogger` mutes the library). */
   logger?: Logger;
   /** Clock in milliseconds, for tests. */
   now?: () => number;
@@ -52,7 +52,7 @@ const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 /** The object every part of the library hangs off. Options fall back to environment variables. */
 export function createPay(options: PayOptions = {}): Pay {
   const config = resolveConfig(options);
-  const logger = options.logger ?? silentLogger;
+  const logger = options.logger ?? consoleLogger;
   const now = options.now ?? Date.now;
 
   const mint = async (input: MintInput) => mintWidgetToken({ payment: requirePayment(config), http: config.http, logger, now }, input);
