@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
+
+const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 
 export default defineConfig({
   entry: {
@@ -20,6 +23,8 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
+  // `paywidget --version`.
+  define: { __PAYWIDGET_VERSION__: JSON.stringify(version) },
   // Frameworks are optional peer dependencies: never bundle them.
   external: ['express', 'koa', '@koa/router', 'next', 'ioredis', 'redis'],
 });

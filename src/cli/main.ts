@@ -19,9 +19,15 @@ const ROOT: Command = {
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(12)}${c.summary}`).join('\n')}
 
-Run 'paywidget <command> --help' for more. Exit codes: 0 done, 1 failed, 2 bad usage, 75 checkpoint in use by another run, 130 interrupted.`,
+Run 'paywidget <command> --help' for more; 'paywidget --version' prints the version.
+Exit codes: 0 done, 1 failed, 2 bad usage, 3 and 4 what a reconcile found (see its --help),
+75 checkpoint in use by another run, 130 interrupted.`,
   subcommands: COMMANDS,
 };
+
+/** The package version, put in by the build (tsup define); 'dev' when run from the sources. */
+declare const __PAYWIDGET_VERSION__: string | undefined;
+const VERSION = typeof __PAYWIDGET_VERSION__ === 'string' ? __PAYWIDGET_VERSION__ : 'dev';
 
 const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h' || arg === 'help';
 
@@ -33,6 +39,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   try {
     while (command.subcommands) {
       const [next, ...others] = rest;
+      if (command === ROOT && (next === '--version' || next === '-v')) {
+        await write(io.stdout, `${VERSION}\n`);
+        return EXIT.ok;
+      }
       if (next === undefined || isHelp(next)) {
         await write(next === undefined ? io.stderr : io.stdout, `${command.help}\n`);
         return next === undefined ? EXIT.usage : EXIT.ok;

@@ -49,6 +49,7 @@ describe('paywidget CLI', () => {
   it.each([
     [['--help'], 0, 'stdout', /Usage: paywidget <command>[\s\S]*orders/],
     [[], 2, 'stderr', /Usage: paywidget <command>/],
+    [['--version'], 0, 'stdout', /^dev\n$/], // from the sources; the build puts in the package's version
     [['orders', '--help'], 0, 'stdout', /get <entity_id>[\s\S]*sync/],
     [['orders', 'get', '--help'], 0, 'stdout', /Usage: paywidget orders get <entity_id>[\s\S]*COMMERCE_URL/],
     [['orders', 'sync', '-h'], 0, 'stdout', /--checkpoint FILE[\s\S]*--out FILE/],

@@ -3,6 +3,7 @@
  * built with `next build` and served by `next start`, answers over real HTTP against the sandbox.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +28,11 @@ describe('the built package', () => {
     const esm = await run(process.execPath, ['--input-type=module', '-e', `console.log(Object.keys(await import(${JSON.stringify(name)})).sort().join(','))`], { cwd: root });
     expect(cjs.stdout.trim().length).toBeGreaterThan(0);
     expect(esm.stdout.trim()).toBe(cjs.stdout.trim());
+  });
+
+  it('the paywidget command prints the package version', async () => {
+    const { version } = JSON.parse(await readFile(`${root}package.json`, 'utf8')) as { version: string };
+    expect((await run(process.execPath, [`${root}dist/cli/index.js`, '--version'])).stdout).toBe(`${version}\n`);
   });
 
   it('shares one core between its CommonJS entry points: a PayError from the main one is one to the adapters', async () => {
