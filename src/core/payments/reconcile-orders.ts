@@ -83,7 +83,7 @@ export function defaultIsPaid(order: CommerceOrder): boolean {
 
 const toMs = (timestamp: string) => Date.parse(`${timestamp.replace(' ', 'T')}Z`);
 
-function orderTotal(order: CommerceOrder): { amount: number; currency: string } | undefined {
+function orderTotal(order: Pick<CommerceOrder, 'grand_total' | 'order_currency_code'>): { amount: number; currency: string } | undefined {
   try {
     return { amount: toMinorUnits(String(order.grand_total), order.order_currency_code), currency: order.order_currency_code };
   } catch {
@@ -122,28 +122,30 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
   };
   const known = new Set<string>();
   /** Orders created in the look-behind, by either id: read to recognise (and check) their payments. */
-  const before = new Map<string, CommerceOrder>();
+  const before = new Map<string, CheckedOrder>();
 
   const walkFrom = new Date(Math.max(0, fromMs - lookbehindMs));
   for await (const order of deps.iterate({ createdFrom: walkFrom, createdTo, signal: options.signal })) {
     known.add(order.increment_id);
     known.add(String(order.entity_id));
     if (order.created_at < createdFrom) {
-      before.set(order.increment_id, order).set(String(order.entity_id), order);
+      // Only what the check reads, so a busy day of orders before the window stays small.
+      const slim: CheckedOrder = { increment_id: order.increment_id, entity_id: order.entity_id, state: order.state, status: order.status, grand_total: order.grand_total, order_currency_code: order.order_currency_code, paid: isPaid(order) };
+      before.set(order.increment_id, slim).set(String(order.entity_id), slim);
       continue;
     }
     report.orders += 1;
-    await checkOrder(deps.ledger, order, isPaid(order), report, found);
+    await checkOrder(deps.ledger, { ...order, paid: isPaid(order) }, report, found);
   }
 
-  const checkedBefore = new Set<CommerceOrder>();
+  const checkedBefore = new Set<CheckedOrder>();
   for await (const entry of deps.ledger.list({ outcome: 'confirmed', firstSeenFrom: fromMs, firstSeenTo: toMsInclusive })) {
     // A payment confirmed in the window for an order placed just before it: the run over the order's own
     // window came too early to see it, so it is checked against its order now (not counted among the window's).
     const earlier = entry.orderId === undefined ? undefined : before.get(entry.orderId);
     if (earlier && !checkedBefore.has(earlier)) {
       checkedBefore.add(earlier);
-      await checkOrder(deps.ledger, earlier, isPaid(earlier), undefined, found);
+      await checkOrder(deps.ledger, earlier, undefined, found);
     }
     if (entry.orderId !== undefined && known.has(entry.orderId)) continue;
     await found({
@@ -161,8 +163,12 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
   return report;
 }
 
+/** What checking an order reads of it, with whether the platform considers it paid. */
+type CheckedOrder = Pick<CommerceOrder, 'increment_id' | 'entity_id' | 'state' | 'status' | 'grand_total' | 'order_currency_code'> & { paid: boolean };
+
 /** Checks one order against its ledger entries; `report` counts it among the window's orders (undefined: a look-behind order). */
-async function checkOrder(ledger: Ledger, order: CommerceOrder, paid: boolean, report: OrderReconciliationReport | undefined, found: (f: OrderFinding) => Promise<void>): Promise<void> {
+async function checkOrder(ledger: Ledger, order: CheckedOrder, report: OrderReconciliationReport | undefined, found: (f: OrderFinding) => Promise<void>): Promise<void> {
+  const { paid } = order;
   const byId = new Map<string, LedgerEntry>();
   for (const key of new Set([order.increment_id, String(order.entity_id)])) {
     for (const entry of await ledger.byOrder(key)) byId.set(entry.paymentId, entry);
