@@ -179,6 +179,9 @@ export function missingOptions(options: string[], purpose: string): PayError {
   return new PayError('CONFIG_MISSING', `paywidget-server needs ${named} ${purpose}. Set the environment variable, or pass the option to createPay().`, { details: { options } });
 }
 
+/** What a commerce platform cannot do without. */
+export const COMMERCE_REQUIRED = ['url', 'username', 'password'] as const;
+
 /**
  * The commerce section alone (with the HTTP policy), for tools that only read orders (the CLI).
  * `commerce` is undefined while its url, username or password is missing (`commerceMissing` names them):
@@ -195,7 +198,7 @@ export function resolveCommerceConfig(options: ConfigOptions = {}): { commerce: 
     scope: options.commerce?.scope ?? fromEnv('COMMERCE_SCOPE'),
     readMethod: options.commerce?.readMethod ?? fromEnv('COMMERCE_READ_METHOD'),
   };
-  const commerceMissing = (['url', 'username', 'password'] as const).filter((k) => input[k] === undefined).map((k) => `commerce.${k}`);
+  const commerceMissing = COMMERCE_REQUIRED.filter((k) => input[k] === undefined).map((k) => `commerce.${k}`);
   // What is there is checked now, whatever is missing (a malformed URL is a mistake either way).
   const parsed = parse('commerce', commerceSchema.partial({ url: true, username: true, password: true }), input);
   return {

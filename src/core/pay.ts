@@ -1,5 +1,5 @@
 import { createOrders, orderCheckoutResolver, unconfiguredOrders, type Orders } from './commerce/index.js';
-import { requirePayment, requireWebhookSecrets, resolveConfig, type ConfigOptions, type ResolvedConfig } from './config.js';
+import { COMMERCE_REQUIRED, requirePayment, requireWebhookSecrets, resolveConfig, type ConfigOptions, type ResolvedConfig } from './config.js';
 import { createPayments, resolvePaymentsOptions, type Payments, type PaymentsOptions } from './payments/index.js';
 import { mintWidgetToken, type MintInput } from './payments/mint.js';
 import { reconcileOrders, type OrderReconciliationReport, type ReconcileOrdersOptions } from './payments/reconcile-orders.js';
@@ -76,10 +76,10 @@ export function createPay(options: PayOptions = {}): Pay {
     ? createOrders(config.commerce, { http: config.http, logger, now, stores: options.stores })
     : unconfiguredOrders(config.commerceMissing);
   // A platform named in part still resolves from orders: the order read then names what is missing.
-  const commerceNamed = config.commerce !== undefined || config.commerceMissing.length < 3;
+  const commerceNamed = config.commerceMissing.length < COMMERCE_REQUIRED.length;
   const resolveCheckout = options.resolveCheckout ?? (commerceNamed ? orderCheckoutResolver(orders, payments.ledger) : undefined);
   const router = createRouter([
-    widgetTokenRoute({ authorize: options.authorize, resolveCheckout, mint, logger }),
+    widgetTokenRoute({ authorize: options.authorize, resolveCheckout, mint }),
     webhooks.route,
     reconcileRoute({ authorize: options.authorize, reconcile: payments.reconcile, lookup: payments.get }),
     paymentRoute({ authorize: options.authorize, reconcile: payments.reconcile, lookup: payments.get }),

@@ -1,6 +1,6 @@
 import { invalidInput, PayError } from '../errors.js';
 import { toMinorUnits } from '../money/index.js';
-import type { Ledger } from '../payments/ledger.js';
+import { entriesOfOrder, type Ledger } from '../payments/ledger.js';
 import type { MintInput } from '../payments/mint.js';
 import type { ResolveCheckout } from '../routes/widget-token.js';
 import { toEntityId } from './orders.js';
@@ -41,14 +41,12 @@ export function checkoutFromOrder(order: CommerceOrder): MintInput {
  * A payment with no known status names no order, and a failed one leaves the order payable again.
  */
 export async function assertNoPaymentUnderway(ledger: Pick<Ledger, 'byOrder'>, order: CommerceOrder): Promise<void> {
-  for (const key of new Set([order.increment_id, String(order.entity_id)])) {
-    for (const entry of await ledger.byOrder(key)) {
-      if (entry.outcome === 'confirmed') {
-        throw notPayable(order, `payment ${entry.paymentId} for it is already confirmed (${entry.status}), though the platform does not show it paid yet`, entry.paymentId);
-      }
-      if (entry.outcome === 'unresolved' && entry.status !== null) {
-        throw notPayable(order, `payment ${entry.paymentId} for it is still ${entry.status} and may yet confirm; reconcile it (POST /payments/${entry.paymentId}/reconcile) or wait for its webhook, and mint again once it has failed`, entry.paymentId);
-      }
+  for (const entry of await entriesOfOrder(ledger, order)) {
+    if (entry.outcome === 'confirmed') {
+      throw notPayable(order, `payment ${entry.paymentId} for it is already confirmed (${entry.status}), though the platform does not show it paid yet`, entry.paymentId);
+    }
+    if (entry.outcome === 'unresolved' && entry.status !== null) {
+      throw notPayable(order, `payment ${entry.paymentId} for it is still ${entry.status} and may yet confirm; reconcile it (POST /payments/${entry.paymentId}/reconcile) or wait for its webhook, and mint again once it has failed`, entry.paymentId);
     }
   }
 }

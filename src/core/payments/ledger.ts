@@ -13,6 +13,18 @@ export interface Ledger {
   byOrder(orderId: string): Promise<LedgerEntry[]>;
 }
 
+/**
+ * The entries of one order, whichever id it was minted under: the increment_id (minting from an
+ * order) or the entity_id. Each payment once.
+ */
+export async function entriesOfOrder(ledger: Pick<Ledger, 'byOrder'>, order: { increment_id: string; entity_id: number }): Promise<LedgerEntry[]> {
+  const byId = new Map<string, LedgerEntry>();
+  for (const key of new Set([order.increment_id, String(order.entity_id)])) {
+    for (const entry of await ledger.byOrder(key)) byId.set(entry.paymentId, entry);
+  }
+  return [...byId.values()];
+}
+
 export interface LedgerDeps {
   store: LedgerStore;
   classify: (status: string | null) => PaymentOutcome;

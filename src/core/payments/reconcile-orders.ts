@@ -3,7 +3,7 @@ import { invalidInput } from '../errors.js';
 import { toMinorUnits } from '../money/index.js';
 import type { LedgerEntry } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
-import type { Ledger } from './ledger.js';
+import { entriesOfOrder, type Ledger } from './ledger.js';
 
 export interface ReconcileOrdersOptions {
   /** The window of order creation, as for `pay.orders.iterate`: a Date, or `YYYY-MM-DD HH:MM:SS` in UTC. Both required. */
@@ -169,11 +169,7 @@ type CheckedOrder = Pick<CommerceOrder, 'increment_id' | 'entity_id' | 'state' |
 /** Checks one order against its ledger entries; `report` counts it among the window's orders (undefined: a look-behind order). */
 async function checkOrder(ledger: Ledger, order: CheckedOrder, report: OrderReconciliationReport | undefined, found: (f: OrderFinding) => Promise<void>): Promise<void> {
   const { paid } = order;
-  const byId = new Map<string, LedgerEntry>();
-  for (const key of new Set([order.increment_id, String(order.entity_id)])) {
-    for (const entry of await ledger.byOrder(key)) byId.set(entry.paymentId, entry);
-  }
-  const confirmed = [...byId.values()].filter((e) => e.outcome === 'confirmed').sort((a, b) => a.firstSeenAt - b.firstSeenAt);
+  const confirmed = (await entriesOfOrder(ledger, order)).filter((e) => e.outcome === 'confirmed').sort((a, b) => a.firstSeenAt - b.firstSeenAt);
   const base = { orderId: order.increment_id, entityId: order.entity_id, orderState: order.state, orderStatus: order.status };
   const expected = orderTotal(order);
   let agrees = true;

@@ -5,7 +5,7 @@ import type { WidgetToken } from '../payments/widget-token.js';
 import { jsonResponse } from '../json-response.js';
 import { readJsonBody } from '../request-body.js';
 import type { Route } from '../router.js';
-import type { Logger, PayRequest } from '../types.js';
+import type { PayRequest } from '../types.js';
 
 /** The request the merchant's hooks see: the plain request plus its parsed JSON body. */
 export type HookRequest = PayRequest & {
@@ -29,7 +29,6 @@ export interface WidgetTokenRouteDeps {
   authorize: Authorize | undefined;
   resolveCheckout: ResolveCheckout | undefined;
   mint: (input: MintInput) => Promise<WidgetToken>;
-  logger: Logger;
 }
 
 /** `POST /widget-token`: the server decides the amount (resolveCheckout), never the browser. */
@@ -42,7 +41,7 @@ export function widgetTokenRoute(deps: WidgetTokenRouteDeps): Route {
       if (!deps.resolveCheckout) {
         throw new PayError('CHECKOUT_UNRESOLVED', 'POST /widget-token needs to know what the shopper owes: pass createPay({ resolveCheckout: (request) => ({ amount, currency, orderId }) }), reading the amount from your own records, never from the browser; or configure the commerce platform (COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD) and send { order_id }.');
       }
-      const checkout = await resolveCheckoutFor(deps.resolveCheckout, hookRequest, deps.logger);
+      const checkout = await resolveCheckoutFor(deps.resolveCheckout, hookRequest);
       const token = await deps.mint(checkout);
       return jsonResponse(200, { widget_token: token.widgetToken, expires_at: token.expiresAt.toISOString() });
     },
@@ -52,17 +51,16 @@ export function widgetTokenRoute(deps: WidgetTokenRouteDeps): Route {
 /**
  * What the shopper owes, as resolveCheckout decided it. Its server-side failures (the commerce platform
  * refusing the admin login, unreachable, misconfigured) keep their code and status but reach the shopper
- * without details such as the admin user or an internal address, which are logged here. An unusable answer
+ * without details such as the admin user or an internal address: those stay in the cause, which the router logs with the 5xx. An unusable answer
  * is the hook's fault, not the browser's: 500 CHECKOUT_UNRESOLVED, not 400.
  */
-async function resolveCheckoutFor(resolveCheckout: ResolveCheckout, request: HookRequest, logger: Logger): Promise<MintInput> {
+async function resolveCheckoutFor(resolveCheckout: ResolveCheckout, request: HookRequest): Promise<MintInput> {
   let checkout: MintInput;
   try {
     checkout = await resolveCheckout(request);
   } catch (error) {
     const payError = toPayError(error);
     if (payError.status < 500 || payError.code === 'INTERNAL_ERROR') throw error;
-    logger.error({ err: error, code: payError.code }, `resolveCheckout failed: ${payError.message}`);
     throw new PayError(payError.code, 'What this order costs could not be read from the merchant\'s systems; the details are in the server log.', { status: payError.status, cause: error });
   }
   try {
