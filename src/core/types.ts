@@ -1,6 +1,9 @@
 /** Headers as any runtime hands them over: Node's incoming headers, a Fetch `Headers`, or a plain record. */
 export type HeaderInput = Headers | Record<string, string | string[] | undefined>;
 
+/** The adapter a request came through, so an error can name the fix in that framework. */
+export type Framework = 'express' | 'koa' | 'next-pages' | 'next-app';
+
 /** What the core router takes: a plain object, cheaper than a Fetch Request (see DESIGN.md). */
 export interface PayRequest {
   method: string;
@@ -12,6 +15,8 @@ export interface PayRequest {
   rawBody?: Uint8Array | string;
   /** A body some parser already turned into an object (express.json(), Next's bodyParser). */
   parsedBody?: unknown;
+  /** The adapter that built the request, so an error names the fix in that framework. */
+  framework?: Framework;
 }
 
 /** What the core router answers. `body` is sent as it is. */

@@ -24,7 +24,7 @@ describeAdapter({
       app.use('/pay', payMiddleware(pay));
     }),
     webhooksWork: false,
-    fixNamed: /mount paywidget-server before express\.json\(\)/,
+    fixNamed: /Express: a body parser such as express\.json\(\) read it first\. Mount payMiddleware before it/,
   },
   fallthrough: { status: 404, text: /express fallthrough/ },
 });

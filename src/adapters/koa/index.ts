@@ -23,7 +23,7 @@ export function payRouter(payOrOptions?: Pay | PayOptions, { prefix = '' }: PayR
     const hasParams = pattern.includes(':');
     return async (ctx: Context & { params: Record<string, string> }, next: () => Promise<unknown>) => {
       const path = hasParams ? pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(ctx.params[name] ?? '')) : pattern;
-      const response = await handleNodeRequest(pay, ctx.req, path, ctx.request as ParsedBodyHolder);
+      const response = await handleNodeRequest(pay, ctx.req, path, { framework: 'koa', parsed: ctx.request as ParsedBodyHolder });
       if (response === null) return next(); // OPTIONS: the app's own handling
       ctx.status = response.status;
       ctx.set(response.headers);

@@ -26,8 +26,9 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
     if (!pay.matches(request.method, path)) return toFetchResponse(routeNotFound(path));
     let response: PayResponse | null;
     try {
-      const rawBody = request.method === 'GET' ? undefined : await readLimited(request, pay.maxBodyBytes);
-      response = await pay.handle({ method: request.method, path, headers: request.headers, rawBody });
+      // A body read before us (a wrapper that called request.json()) cannot be read again: the webhook route names the fix.
+      const rawBody = request.method === 'GET' || request.bodyUsed ? undefined : await readLimited(request, pay.maxBodyBytes);
+      response = await pay.handle({ method: request.method, path, headers: request.headers, rawBody, framework: 'next-app' });
     } catch (error) {
       response = toPayError(error).toResponse();
     }

@@ -9,6 +9,8 @@ import { catchAllPath } from './app-router.js';
 // on the edge runtime, importing this same entry, must not evaluate.
 let nodeBridge: Promise<typeof import('../node/index.js')> | undefined;
 
+const NEXT_PAGES = { framework: 'next-pages' } as const;
+
 type PagesRequest = IncomingMessage & { query: Partial<Record<string, string | string[]>>; body?: unknown };
 
 export interface PagesHandlerOptions {
@@ -27,7 +29,7 @@ export function createPagesHandler(payOrOptions?: Pay | PayOptions, { param = 'p
   return async function paywidgetPagesHandler(req: PagesRequest, res: ServerResponse): Promise<void> {
     const path = catchAllPath(req.query[param]);
     const { handleNodeRequest, sendPayResponse } = await (nodeBridge ??= import('../node/index.js'));
-    sendPayResponse(res, (await handleNodeRequest(pay, req, path)) ?? (req.method === 'OPTIONS' ? options(pay, path) : routeNotFound(path)));
+    sendPayResponse(res, (await handleNodeRequest(pay, req, path, NEXT_PAGES)) ?? (req.method === 'OPTIONS' ? options(pay, path) : routeNotFound(path)));
   };
 }
 

@@ -3,7 +3,7 @@ import getRawBody from 'raw-body';
 import { PayError, toPayError } from '../../core/errors.js';
 import type { Pay } from '../../core/pay.js';
 import { bodyTooLarge } from '../../core/request-body.js';
-import type { PayRequest, PayResponse } from '../../core/types.js';
+import type { Framework, PayRequest, PayResponse } from '../../core/types.js';
 
 /** Where a body parser that ran before us may have left the body: `req` in Express and Next, `ctx.request` in Koa. */
 export interface ParsedBodyHolder {
@@ -11,18 +11,22 @@ export interface ParsedBodyHolder {
   rawBody?: unknown;
 }
 
+/** Where a request came from: the framework (named in errors) and where its body parser may have left the body. */
+export interface NodeRequestSource {
+  framework?: Framework;
+  /** `req` by default. */
+  parsed?: ParsedBodyHolder;
+}
+
 /**
  * The one bridge from Node's request to the core's plain request. Body, in order of preference:
  * a raw body someone kept (`req.rawBody`, or a Buffer `req.body` from express.raw()), the stream
  * itself (read with raw-body and a size limit), or an object a JSON parser already made.
  */
-export async function toPayRequest(
-  req: IncomingMessage,
-  path: string,
-  maxBodyBytes: number,
-  parsed: ParsedBodyHolder = req as ParsedBodyHolder,
-): Promise<PayRequest> {
+export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBytes: number, source: NodeRequestSource = {}): Promise<PayRequest> {
+  const { framework, parsed = req as ParsedBodyHolder } = source;
   const request: PayRequest = { method: req.method ?? 'GET', path, headers: req.headers };
+  if (framework !== undefined) request.framework = framework;
   const raw = parsed.rawBody ?? parsed.body;
   if (Buffer.isBuffer(raw) || typeof parsed.rawBody === 'string') {
     // A parser before us read it under its own limit; ours holds all the same.
@@ -68,9 +72,9 @@ export function sendPayResponse(res: ServerResponse, response: PayResponse): voi
  * What every Node-based adapter does with a request: bridge it, let the core answer, and turn a
  * failure to read the body into the library's JSON error. Null: not one of our routes.
  */
-export async function handleNodeRequest(pay: Pay, req: IncomingMessage, path: string, parsed?: ParsedBodyHolder): Promise<PayResponse | null> {
+export async function handleNodeRequest(pay: Pay, req: IncomingMessage, path: string, source?: NodeRequestSource): Promise<PayResponse | null> {
   try {
-    return await pay.handle(await toPayRequest(req, path, pay.maxBodyBytes, parsed));
+    return await pay.handle(await toPayRequest(req, path, pay.maxBodyBytes, source));
   } catch (error) {
     return toPayError(error).toResponse();
   }

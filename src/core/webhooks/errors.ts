@@ -1,5 +1,6 @@
 import { PayError, type PayErrorOptions } from '../errors.js';
 import { jsonSyntaxCause } from '../json-syntax-cause.js';
+import type { Framework } from '../types.js';
 import type { WebhookEvent } from './dispatch.js';
 
 /** Each way a delivery can fail verification; all answer 400 except BODY_TOO_LARGE (413). */
@@ -41,12 +42,15 @@ export class WebhookHandlerError extends PayError {
   }
 }
 
-export const BODY_NOT_RAW_FIX =
-  'Signatures cover the exact bytes sent, so the body must reach paywidget-server unparsed. ' +
-  'Express: mount paywidget-server before express.json() (or give this route express.raw({ type: "*/*" })). ' +
-  'Next.js Pages Router: export const config = { api: { bodyParser: false } } from the API route. ' +
-  'Next.js App Router: hand over the Request without calling request.json() first. ' +
-  'Koa: mount the paywidget-server router before the body parser.';
+const BODY_NOT_RAW_WHY = 'Signatures cover the exact bytes sent, so the body must reach paywidget-server unparsed.';
+const BODY_NOT_RAW_FIXES: Record<Framework, string> = {
+  express: 'Express: a body parser such as express.json() read it first. Mount payMiddleware before it (app.use(\'/pay\', payMiddleware()) above app.use(express.json())), or keep the bytes with express.json({ verify: (req, res, buf) => { req.rawBody = buf } }).',
+  'next-pages': 'Next.js Pages Router: Next\'s body parser read it first. Add export const config = { api: { bodyParser: false } } to the API route file.',
+  'next-app': 'Next.js App Router: the Request body was read before createRouteHandlers got it. Hand the Request over unread (read a request.clone() if you need the body too).',
+  koa: 'Koa: a body parser read it first without keeping ctx.request.rawBody. Mount payRouter(pay).routes() before the body parser, or use @koa/bodyparser, which keeps it.',
+};
+/** Every framework's fix, for a request that came through none of the adapters. */
+export const BODY_NOT_RAW_FIX = [BODY_NOT_RAW_WHY, ...Object.values(BODY_NOT_RAW_FIXES)].join(' ');
 
 export const HEADER_NAMES = {
   signature: 'X-Pay-Signature',
@@ -106,8 +110,9 @@ export function signatureMismatch(secretCount: number): WebhookVerificationError
   );
 }
 
-export function bodyNotRaw(what: string): WebhookVerificationError {
-  return new WebhookVerificationError('WEBHOOK_BODY_NOT_RAW', `The webhook body arrived ${what}. ${BODY_NOT_RAW_FIX}`);
+export function bodyNotRaw(what: string, framework?: Framework): WebhookVerificationError {
+  const fix = framework === undefined ? BODY_NOT_RAW_FIX : `${BODY_NOT_RAW_WHY} ${BODY_NOT_RAW_FIXES[framework]}`;
+  return new WebhookVerificationError('WEBHOOK_BODY_NOT_RAW', `The webhook body arrived ${what}. ${fix}`);
 }
 
 export function bodyTooLarge(maxBodyBytes: number): WebhookVerificationError {

@@ -37,7 +37,7 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
         if (request.rawBody === undefined) {
           throw bodyNotRaw(request.parsedBody === undefined
             ? 'without its raw bytes (request.rawBody is undefined)'
-            : 'already parsed by a body parser (request.parsedBody is set, request.rawBody is not)');
+            : 'already parsed by a body parser (request.parsedBody is set, request.rawBody is not)', request.framework);
         }
         verified = await deps.verify({ rawBody: request.rawBody, headers: request.headers });
       } catch (error) {

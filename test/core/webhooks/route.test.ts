@@ -280,12 +280,29 @@ describe('POST /webhooks: the body', () => {
     expect(answer?.status).toBe(400);
     const { error } = JSON.parse(answer!.body as string) as { error: { code: string; message: string } };
     expect(error.code).toBe('WEBHOOK_BODY_NOT_RAW');
-    expect(error.message).toContain('Express: mount paywidget-server before express.json()');
+    // Through no adapter: every framework's fix.
+    expect(error.message).toContain('Express: a body parser such as express.json() read it first. Mount payMiddleware before it');
     expect(error.message).toContain('export const config = { api: { bodyParser: false } }');
-    expect(error.message).toMatch(/Koa: mount the paywidget-server router before the body parser/);
+    expect(error.message).toContain('Next.js App Router: the Request body was read before createRouteHandlers got it');
+    expect(error.message).toMatch(/Koa: .*Mount payRouter\(pay\)\.routes\(\) before the body parser/);
     expect(error.message).toMatch(/parsedBody is set/);
     const none = await pay.handle({ method: 'POST', path: '/webhooks', headers: d.headers });
     expect(JSON.parse(none!.body as string).error.code).toBe('WEBHOOK_BODY_NOT_RAW');
+  });
+
+  it.each([
+    ['express', /Express: .*Mount payMiddleware before it/],
+    ['koa', /Koa: .*Mount payRouter\(pay\)\.routes\(\) before the body parser/],
+    ['next-pages', /Next\.js Pages Router: .*export const config = \{ api: \{ bodyParser: false \} \}/],
+    ['next-app', /Next\.js App Router: .*Hand the Request over unread/],
+  ] as const)('a request through the %s adapter is told only that framework\'s fix', async (framework, fix) => {
+    const { pay } = payWithClock();
+    const d = delivery(paid);
+    const answer = await pay.handle({ method: 'POST', path: '/webhooks', headers: d.headers, parsedBody: paid, framework });
+    const { error } = JSON.parse(answer!.body as string) as { error: { code: string; message: string } };
+    expect(error.code).toBe('WEBHOOK_BODY_NOT_RAW');
+    expect(error.message).toMatch(fix);
+    expect(error.message.match(/(Express|Koa|Next\.js Pages Router|Next\.js App Router): /g)).toHaveLength(1);
   });
 
   it('takes rawBody as bytes', async () => {

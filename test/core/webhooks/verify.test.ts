@@ -147,7 +147,7 @@ function failingDeliveries(): Record<WebhookVerificationCode, { input: VerifyInp
     WEBHOOK_TIMESTAMP_TOO_OLD: { input: (() => { const old = delivery(payload, { timestamp: T0 - 301 }); return { rawBody: old.body, headers: old.headers }; })(), message: /301 s ago, beyond the 300 s tolerance/ },
     WEBHOOK_TIMESTAMP_IN_FUTURE: { input: (() => { const f = delivery(payload, { timestamp: T0 + 302 }); return { rawBody: f.body, headers: f.headers }; })(), message: /302 s in the future/ },
     WEBHOOK_SIGNATURE_MISMATCH: { input: { rawBody: (d.body as string).replace('1999', '1'), headers: d.headers }, message: /matches none of the 1 configured signing secret.*exactly as received/ },
-    WEBHOOK_BODY_NOT_RAW: { input: { rawBody: payload as unknown as string, headers: d.headers }, message: /already parsed.*express\.json\(\).*bodyParser: false.*Koa: mount .* before the body parser/ },
+    WEBHOOK_BODY_NOT_RAW: { input: { rawBody: payload as unknown as string, headers: d.headers }, message: /already parsed.*express\.json\(\).*bodyParser: false.*Koa: .*Mount payRouter\(pay\)\.routes\(\) before the body parser/ },
     BODY_TOO_LARGE: { input: { rawBody: d.body, headers: d.headers }, message: /larger than 64 bytes.*webhooks\.maxBodyBytes/, options: { webhooks: { maxBodyBytes: 64 } } },
     WEBHOOK_INVALID_JSON: { input: (() => { const s = delivery('{"type": oops'); return { rawBody: s.body, headers: s.headers }; })(), message: /correctly signed but its body is not valid JSON/ },
   };
