@@ -120,10 +120,20 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** Throws the upstream's refusal as an UpstreamError that keeps its status, content-type and bytes. */
-export function assertOk(service: string, response: UpstreamResponse): void {
+export const refusedCredentials = (status: number): boolean => status === 401 || status === 403;
+
+/** What to check when the payment service refuses the merchant's own credentials. */
+export const MERCHANT_CREDENTIALS_HINT = 'Check the merchant credentials: PAY_MERCHANT_ID and PAY_MERCHANT_API_KEY (payment.merchantId and payment.apiKey).';
+
+/**
+ * Throws the upstream's refusal as an UpstreamError that keeps its status, content-type and bytes.
+ * `credentialsHint` says what to check on a 401 or 403, in the message only (the body stays the upstream's).
+ */
+export function assertOk(service: string, response: UpstreamResponse, credentialsHint?: string): void {
   if (response.ok) return;
-  throw new UpstreamError(service, response.status, response.headers.get('content-type') ?? undefined, response.body);
+  const { status } = response;
+  const message = credentialsHint !== undefined && refusedCredentials(status) ? `The ${service} service answered HTTP ${status}. ${credentialsHint}` : undefined;
+  throw new UpstreamError(service, status, response.headers.get('content-type') ?? undefined, response.body, message);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { HttpPolicy, PaymentConfig } from '../config.js';
 import { PayError, invalidInput } from '../errors.js';
-import { assertOk, callUpstream, parseJsonBody } from '../http.js';
+import { assertOk, callUpstream, MERCHANT_CREDENTIALS_HINT, parseJsonBody, refusedCredentials } from '../http.js';
 import { isKnownCurrency } from '../money/index.js';
 import type { Logger } from '../types.js';
 import { WidgetToken } from './widget-token.js';
@@ -40,8 +40,8 @@ export async function mintWidgetToken(ctx: MintContext, input: MintInput): Promi
     body: JSON.stringify({ amount, currency, order_id: orderId }),
   }, ctx.http, ctx.logger);
 
-  if (!response.ok) ctx.logger.warn({ orderId, status: response.status }, 'payment service refused to mint a widget token');
-  assertOk('payment', response);
+  if (!response.ok) ctx.logger.warn({ orderId, status: response.status }, refusedCredentials(response.status) ? `payment service refused the merchant credentials when minting a widget token. ${MERCHANT_CREDENTIALS_HINT}` : 'payment service refused to mint a widget token');
+  assertOk('payment', response, MERCHANT_CREDENTIALS_HINT);
   const body = parseJsonBody('payment', response) as { widget_token?: unknown; expires_at?: unknown } | null;
   if (typeof body?.widget_token !== 'string' || body.widget_token === '') {
     throw new PayError('UPSTREAM_INVALID_RESPONSE', 'The payment service answered the mint call without a widget_token.');

@@ -1,6 +1,6 @@
 import type { HttpPolicy, PaymentConfig } from '../config.js';
 import { invalidInput, PayError } from '../errors.js';
-import { assertOk, callUpstream, parseJsonBody } from '../http.js';
+import { assertOk, callUpstream, MERCHANT_CREDENTIALS_HINT, parseJsonBody, refusedCredentials } from '../http.js';
 import { Secret } from '../secret.js';
 import type { Logger } from '../types.js';
 import type { PaymentOutcome, StatusAuth } from './options.js';
@@ -83,8 +83,9 @@ export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: str
   if (response.status === 404) {
     throw new PayError('PAYMENT_NOT_FOUND', `The payment service does not know payment ${paymentId}. Check the id: it is the payment_id the checkout answered.`, { details: { paymentId, where: 'payment service' } });
   }
-  if (!response.ok) ctx.logger.warn({ paymentId, status: response.status, credential: by }, 'payment service refused a status call');
-  assertOk('payment', response);
+  const hint = by === 'merchant' ? MERCHANT_CREDENTIALS_HINT : 'Check the payment_client_token: it must be the one the checkout answered for this payment.';
+  if (!response.ok) ctx.logger.warn({ paymentId, status: response.status, credential: by }, refusedCredentials(response.status) ? `payment service refused the credentials of a status call. ${hint}` : 'payment service refused a status call');
+  assertOk('payment', response, hint);
   const body = parseJsonBody('payment', response) as Record<string, unknown> | null;
   const status = typeof body === 'object' && body !== null ? body.status : undefined;
   if (typeof status !== 'string' || status.trim() === '') {

@@ -206,6 +206,20 @@ describe('POST /widget-token', () => {
     expect(response.text).toBe(await direct.text());
   });
 
+  it('says which settings to check when the service refuses the merchant credentials, in the error and the log but not the answer', async () => {
+    const pay = payFor({ ...checkout, payment: { apiUrl: sandbox.paymentUrl, merchantId: sandbox.merchantId, apiKey: 'sk_wrong_key_value', webhookSecret: 'w' } });
+    logger.lines.length = 0;
+    const error = await pay.mintWidgetToken({ amount: 500, currency: 'EUR', orderId: 'o-creds' }).then(() => undefined, (e: unknown) => e as UpstreamError);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error!.status).toBe(401);
+    expect(error!.message).toMatch(/PAY_MERCHANT_ID and PAY_MERCHANT_API_KEY \(payment\.merchantId and payment\.apiKey\)/);
+    expect(logger.text()).toMatch(/refused the merchant credentials.*PAY_MERCHANT_API_KEY/);
+    expect(`${logger.text()} ${error!.message}`).not.toContain('sk_wrong_key_value');
+    // The browser still gets the service's own answer.
+    const response = await mintRoute(pay);
+    expect(response.text).not.toContain('PAY_MERCHANT');
+  });
+
   it('passes an amount the service refuses through unchanged', async () => {
     const pay = payFor({ resolveCheckout: () => ({ amount: 2500, currency: 'XAF', orderId: 'o' }) });
     sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 422, headers: { 'content-type': 'application/problem+json' }, body: '{"type":"amount_too_large","detail":"limit 1000"}' });

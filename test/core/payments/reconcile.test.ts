@@ -227,6 +227,7 @@ describe('the status credential', () => {
     const withoutToken = await rejection(wrongMerchant.payments.status(paymentId));
     expect(withoutToken).toBeInstanceOf(UpstreamError);
     expect(withoutToken.status).toBe(401);
+    expect(withoutToken.message).toContain('PAY_MERCHANT_API_KEY');
     // A refused credential is permanent: reconcile throws at once instead of polling out its budget.
     const started = Date.now();
     expect((await rejection(wrongMerchant.payments.reconcile('pay_other', { budgetMs: 5_000 }))).status).toBe(404);
