@@ -3,7 +3,9 @@
  * built with `next build` and served by `next start`, answers over real HTTP against the sandbox.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +30,39 @@ describe('the built package', () => {
     const esm = await run(process.execPath, ['--input-type=module', '-e', `console.log(Object.keys(await import(${JSON.stringify(name)})).sort().join(','))`], { cwd: root });
     expect(cjs.stdout.trim().length).toBeGreaterThan(0);
     expect(esm.stdout.trim()).toBe(cjs.stdout.trim());
+  });
+
+  // What a TypeScript project sees: `moduleResolution: node10` (older CommonJS projects) ignores `exports`,
+  // so the subpaths' types come from `typesVersions` there.
+  it.each([
+    ['node10', 'commonjs'],
+    ['node16', 'node16'],
+    ['bundler', 'esnext'],
+  ])('its types resolve for every subpath with moduleResolution %s', async (moduleResolution, module) => {
+    const project = await mkdtemp(join(tmpdir(), 'paywidget-types-'));
+    try {
+      await mkdir(join(project, 'node_modules'));
+      await symlink(root, join(project, 'node_modules', 'paywidget-server'), 'dir');
+      await writeFile(join(project, 'consumer.ts'), [
+        "import { createPay, type Pay } from 'paywidget-server';",
+        "import { payMiddleware } from 'paywidget-server/express';",
+        "import { createRouteHandlers } from 'paywidget-server/next';",
+        "import { payRouter } from 'paywidget-server/koa';",
+        "import { startSandbox } from 'paywidget-server/sandbox';",
+        "import { signWebhook } from 'paywidget-server/testing';",
+        "import { redisStores } from 'paywidget-server/redis';",
+        'const pay: Pay = createPay({ env: {} });',
+        'export const used = [pay, payMiddleware, createRouteHandlers, payRouter, startSandbox, signWebhook, redisStores];',
+        '// @ts-expect-error: a wrong type must be an error, or the imports above resolved to any',
+        "export const wrong: number = signWebhook;",
+      ].join('\n'));
+      const tsc = `${root}node_modules/typescript/bin/tsc`;
+      const args = ['consumer.ts', '--noEmit', '--strict', '--skipLibCheck', '--types', 'node', '--typeRoots', `${root}node_modules/@types`, '--moduleResolution', moduleResolution, '--module', module, '--target', 'es2022'];
+      const result = await run(process.execPath, [tsc, ...args], { cwd: project }).then(() => '', (error: { stdout: string }) => error.stdout);
+      expect(result).toBe('');
+    } finally {
+      await rm(project, { recursive: true, force: true });
+    }
   });
 
   it('the paywidget command prints the package version', async () => {
