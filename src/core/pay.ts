@@ -1,5 +1,6 @@
 import { createOrders, orderCheckoutResolver, unconfiguredOrders, type Orders } from './commerce/index.js';
 import { COMMERCE_REQUIRED, requirePayment, requireWebhookSecrets, resolveConfig, type ConfigOptions, type ResolvedConfig } from './config.js';
+import { checkOptionKeys } from './option-keys.js';
 import { createPayments, resolvePaymentsOptions, type Payments, type PaymentsOptions } from './payments/index.js';
 import { mintWidgetToken, type MintInput } from './payments/mint.js';
 import { reconcileOrders, type OrderReconciliationReport, type ReconcileOrdersOptions } from './payments/reconcile-orders.js';
@@ -51,6 +52,7 @@ const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 /** The object every part of the library hangs off. Options fall back to environment variables. */
 export function createPay(options: PayOptions = {}): Pay {
+  checkOptionKeys(options);
   const config = resolveConfig(options);
   const logger = options.logger ?? consoleLogger;
   const now = options.now ?? Date.now;

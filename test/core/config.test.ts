@@ -104,6 +104,30 @@ describe('configuration', () => {
     expect(error.message).toContain('http.transport');
   });
 
+  it('refuses an option it does not know, at the top and in each section, naming it and the known ones', () => {
+    const top = configError(() => createPay({ env, webhook: { leaseMs: 5_000 } } as never));
+    expect(top.code).toBe('CONFIG_INVALID');
+    expect(top.message).toMatch(/unknown option webhook; the createPay options are .*webhooks/);
+    expect(top.details).toEqual({ options: ['webhook'] });
+    const nested = configError(() => createPay({ env, webhooks: { lease: 5_000 }, http: { retries: 3 } } as never));
+    expect(nested.message).toMatch(/unknown option http\.retries, webhooks\.lease;/);
+    expect(nested.message).toContain('the webhooks options are toleranceSeconds, maxBodyBytes, retentionMs, leaseMs, eventType');
+    // Never echoes a value: a misplaced key may hold a secret.
+    const misplaced = configError(() => createPay({ env, payment: { secret: 'whsec_do_not_echo' } } as never));
+    expect(misplaced.message).toContain('payment.secret');
+    expect(`${misplaced.message} ${JSON.stringify(misplaced)} ${inspect(misplaced)}`).not.toContain('whsec_do_not_echo');
+    // Every documented option passes.
+    expect(() => createPay({
+      env, maxBodyBytes: 10_000, now: Date.now, logger: console, authorize: () => true, resolveCheckout: () => ({ amount: 1, currency: 'EUR', orderId: 'o' }),
+      payment: { apiUrl: 'https://p.test', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' },
+      commerce: { url: 'https://c.test', username: 'u', password: 'p', scope: 'default', readMethod: 'GET', tokenLifetimeMs: 60_000 },
+      http: { attemptTimeoutMs: 1, totalTimeoutMs: 1, maxRetries: 0, backoffBaseMs: 1, backoffMaxMs: 1, retryAfterMaxMs: 0, transport: 'auto' },
+      webhooks: { toleranceSeconds: 300, maxBodyBytes: 1_000, retentionMs: 1_000_000, leaseMs: 1_000, eventType: () => 'x' },
+      payments: { terminalStatuses: {}, statusAuth: 'merchant', pollBudgetMs: 100, pollIntervalMs: 10, pollMaxIntervalMs: 50, extractPayment: () => undefined },
+      stores: {},
+    })).not.toThrow();
+  });
+
   it("http.transport 'fetch' works end to end: an order read from the commerce sandbox", async () => {
     const sb = await startSandbox({ commerce: { orders: 20 } });
     try {
