@@ -120,6 +120,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** A refusal of the credentials that were sent. */
 export const refusedCredentials = (status: number): boolean => status === 401 || status === 403;
 
 /** What to check when the payment service refuses the merchant's own credentials. */
