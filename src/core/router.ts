@@ -1,5 +1,6 @@
 import { PayError, toPayError } from './errors.js';
 import type { Logger, PayRequest, PayResponse } from './types.js';
+import { utf8Length } from './utf8-length.js';
 
 export type RouteParams = Record<string, string>;
 export type RouteHandler = (request: PayRequest, params: RouteParams) => Promise<PayResponse>;
@@ -85,7 +86,7 @@ export function createRouter(routes: Route[], logger: Logger): Router {
 
 /** GET's answer without its body, but with the length it would have had (a HEAD answer must not claim 0). */
 function headResponse(response: PayResponse): PayResponse {
-  const length = typeof response.body === 'string' ? new TextEncoder().encode(response.body).byteLength : response.body.byteLength;
+  const length = typeof response.body === 'string' ? utf8Length(response.body) : response.body.byteLength;
   return { ...response, headers: { ...response.headers, 'content-length': String(length) }, body: '' };
 }
 

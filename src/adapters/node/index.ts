@@ -25,8 +25,7 @@ export interface NodeRequestSource {
  */
 export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBytes: number, source: NodeRequestSource = {}): Promise<PayRequest> {
   const { framework, parsed = req as ParsedBodyHolder } = source;
-  const request: PayRequest = { method: req.method ?? 'GET', path, headers: req.headers };
-  if (framework !== undefined) request.framework = framework;
+  const request: PayRequest = { method: req.method ?? 'GET', path, headers: req.headers, framework };
   const raw = parsed.rawBody ?? parsed.body;
   if (Buffer.isBuffer(raw) || typeof parsed.rawBody === 'string') {
     // A parser before us read it under its own limit; ours holds all the same.

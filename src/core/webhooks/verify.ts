@@ -1,4 +1,5 @@
 import { getHeader } from '../headers.js';
+import { utf8Length } from '../utf8-length.js';
 import type { HeaderInput } from '../types.js';
 import {
   bodyNotRaw,
@@ -104,18 +105,4 @@ export function toSignedBody(rawBody: unknown, maxBodyBytes: number): SignedBody
 function describe(value: unknown): string {
   if (value === undefined || value === null) return `without its raw bytes (rawBody is ${String(value)})`;
   return `already parsed (rawBody is ${Array.isArray(value) ? 'an array' : `a ${typeof value}`}, not a Buffer, Uint8Array, ArrayBuffer or string)`;
-}
-
-function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit < 0x80) bytes += 1;
-    else if (unit < 0x800) bytes += 2;
-    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
 }
