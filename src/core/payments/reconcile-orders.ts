@@ -122,7 +122,7 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
   };
   const known = new Set<string>();
   /** Orders created in the look-behind, by either id: read to recognise (and check) their payments. */
-  const before = new Map<string, CheckedOrder>();
+  const before = new Map<string, LookBehindOrder>();
 
   const walkFrom = new Date(Math.max(0, fromMs - lookbehindMs));
   for await (const order of deps.iterate({ createdFrom: walkFrom, createdTo, signal: options.signal })) {
@@ -130,22 +130,22 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
     known.add(String(order.entity_id));
     if (order.created_at < createdFrom) {
       // Only what the check reads, so a busy day of orders before the window stays small.
-      const slim: CheckedOrder = { increment_id: order.increment_id, entity_id: order.entity_id, state: order.state, status: order.status, grand_total: order.grand_total, order_currency_code: order.order_currency_code, paid: isPaid(order) };
+      const slim: LookBehindOrder = { increment_id: order.increment_id, entity_id: order.entity_id, state: order.state, status: order.status, grand_total: order.grand_total, order_currency_code: order.order_currency_code, paid: isPaid(order) };
       before.set(order.increment_id, slim).set(String(order.entity_id), slim);
       continue;
     }
     report.orders += 1;
-    await checkOrder(deps.ledger, { ...order, paid: isPaid(order) }, report, found);
+    await checkOrder(deps.ledger, order, isPaid(order), report, found);
   }
 
-  const checkedBefore = new Set<CheckedOrder>();
+  const checkedBefore = new Set<LookBehindOrder>();
   for await (const entry of deps.ledger.list({ outcome: 'confirmed', firstSeenFrom: fromMs, firstSeenTo: toMsInclusive })) {
     // A payment confirmed in the window for an order placed just before it: the run over the order's own
     // window came too early to see it, so it is checked against its order now (not counted among the window's).
     const earlier = entry.orderId === undefined ? undefined : before.get(entry.orderId);
     if (earlier && !checkedBefore.has(earlier)) {
       checkedBefore.add(earlier);
-      await checkOrder(deps.ledger, earlier, undefined, found);
+      await checkOrder(deps.ledger, earlier, earlier.paid, undefined, found);
     }
     if (entry.orderId !== undefined && known.has(entry.orderId)) continue;
     await found({
@@ -163,12 +163,13 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
   return report;
 }
 
-/** What checking an order reads of it, with whether the platform considers it paid. */
-type CheckedOrder = Pick<CommerceOrder, 'increment_id' | 'entity_id' | 'state' | 'status' | 'grand_total' | 'order_currency_code'> & { paid: boolean };
+/** What checking an order reads of it. */
+type CheckedOrder = Pick<CommerceOrder, 'increment_id' | 'entity_id' | 'state' | 'status' | 'grand_total' | 'order_currency_code'>;
+/** A look-behind order as kept until the ledger walk: what the check reads, and whether the platform considers it paid. */
+type LookBehindOrder = CheckedOrder & { paid: boolean };
 
 /** Checks one order against its ledger entries; `report` counts it among the window's orders (undefined: a look-behind order). */
-async function checkOrder(ledger: Ledger, order: CheckedOrder, report: OrderReconciliationReport | undefined, found: (f: OrderFinding) => Promise<void>): Promise<void> {
-  const { paid } = order;
+async function checkOrder(ledger: Ledger, order: CheckedOrder, paid: boolean, report: OrderReconciliationReport | undefined, found: (f: OrderFinding) => Promise<void>): Promise<void> {
   const confirmed = (await entriesOfOrder(ledger, order)).filter((e) => e.outcome === 'confirmed').sort((a, b) => a.firstSeenAt - b.firstSeenAt);
   const base = { orderId: order.increment_id, entityId: order.entity_id, orderState: order.state, orderStatus: order.status };
   const expected = orderTotal(order);

@@ -51,8 +51,9 @@ export function widgetTokenRoute(deps: WidgetTokenRouteDeps): Route {
 /**
  * What the shopper owes, as resolveCheckout decided it. Its server-side failures (the commerce platform
  * refusing the admin login, unreachable, misconfigured) keep their code and status but reach the shopper
- * without details such as the admin user or an internal address: those stay in the cause, which the router logs with the 5xx. An unusable answer
- * is the hook's fault, not the browser's: 500 CHECKOUT_UNRESOLVED, not 400.
+ * without details such as the admin user or an internal address: those stay in the cause, which the
+ * router logs with the 5xx. An unusable answer is the hook's fault, not the browser's: 500
+ * CHECKOUT_UNRESOLVED, not 400.
  */
 async function resolveCheckoutFor(resolveCheckout: ResolveCheckout, request: HookRequest): Promise<MintInput> {
   let checkout: MintInput;

@@ -50,7 +50,7 @@ const BODY_NOT_RAW_FIXES: Record<Framework, string> = {
   koa: 'Koa: a body parser read it first without keeping ctx.request.rawBody. Mount payRouter(pay).routes() before the body parser, or use @koa/bodyparser, which keeps it.',
 };
 /** Every framework's fix, for a request that came through none of the adapters. */
-export const BODY_NOT_RAW_FIX = [BODY_NOT_RAW_WHY, ...Object.values(BODY_NOT_RAW_FIXES)].join(' ');
+const BODY_NOT_RAW_FIX = [BODY_NOT_RAW_WHY, ...Object.values(BODY_NOT_RAW_FIXES)].join(' ');
 
 export const HEADER_NAMES = {
   signature: 'X-Pay-Signature',
