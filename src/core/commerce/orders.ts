@@ -92,7 +92,11 @@ export class OrderReader {
     return response;
   }
 
-  /** Parses, validates and checks the echo of a search answer. */
+  /**
+   * Parses, validates and checks the echo of a search answer. The page is parsed whole, on purpose:
+   * cutting it into orders to parse one by one kept a long sync's peak ~15 MB lower, but finding the
+   * cuts in JavaScript cost about 1 ms of CPU a page, and the sync fell from 3.2× to 2.8× the naive loop.
+   */
   decodeSearch(request: SearchRequest, response: UpstreamResponse): CommerceSearchResult {
     const result = validate<CommerceSearchResult>(commerceJson(response, 'an order search'), isSearchResult, orderSearchResultSchema, 'order search result');
     const mismatch = echoMismatch(request, result.search_criteria);
