@@ -19,7 +19,7 @@ export type {
   Orders, OrderFilter, OrderSearch, OrderIterateOptions, OrderSyncOptions, OrderSyncProgress, OrderSyncSummary,
   CommerceOrder, CommerceOrderItem, CommerceAddress, CommercePayment, CommerceStatusHistory, CommerceSearchCriteria, CommerceSearchResult,
 } from './core/commerce/index.js';
-export { MemoryCheckpointStore, MemoryAdminTokenStore, type CheckpointStore, type AdminTokenStore, type MemoryAdminTokenStoreOptions } from './core/stores/index.js';
+export { MemoryCheckpointStore, MemoryAdminTokenStore, type CheckpointStore, type MemoryCheckpointStoreOptions, type AdminTokenStore, type MemoryAdminTokenStoreOptions } from './core/stores/index.js';
 export { DEFAULT_TERMINAL_STATUSES, defaultExtractPayment } from './core/payments/index.js';
 export type {
   Payments, PaymentsOptions, StatusAuth, PaymentOutcome, PaymentStatus, StatusOptions, ReconcileOptions, ReconcileOutcome, ReconcileResult,

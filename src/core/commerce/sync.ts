@@ -3,6 +3,7 @@ import type { CheckpointStore } from '../stores/checkpoint-store.js';
 import type { Logger } from '../types.js';
 import type { OrderReader } from './orders.js';
 import type { CommerceOrder } from './schemas.js';
+import { lockCheckpoint, type SyncLock } from './sync-lock.js';
 import { normalizeFilter, type NormalizedFilter, type OrderFilter } from './search.js';
 
 export interface OrderSyncProgress {
@@ -87,12 +88,33 @@ const sameFilter = (a: NormalizedFilter, b: NormalizedFilter) => JSON.stringify(
 export async function syncOrders(reader: OrderReader, store: CheckpointStore, deps: { logger: Logger; now: () => number }, options: OrderSyncOptions): Promise<OrderSyncSummary> {
   const { logger } = deps;
   if (typeof options !== 'object' || options === null) throw invalidInput('options', 'orders.sync expects { checkpoint, onOrder, ... }.');
-  const { checkpoint, onOrder, onProgress, pageSize, prefetch, signal, settleMs = DEFAULT_SETTLE_MS } = options;
+  const { checkpoint, onOrder, settleMs = DEFAULT_SETTLE_MS } = options;
   if (!Number.isFinite(settleMs) || settleMs < 0) throw invalidInput('settleMs', 'settleMs must be a number of milliseconds, 0 or more.');
   if (typeof checkpoint !== 'string' || checkpoint.trim() === '') throw invalidInput('checkpoint', 'checkpoint must be a non-empty name under which the sync keeps its position.');
   if (typeof onOrder !== 'function') throw invalidInput('onOrder', 'onOrder must be a function that receives each order.');
   const filter = normalizeFilter({ status: options.status, createdFrom: options.createdFrom, createdTo: options.createdTo });
 
+  // Taken before the position is read: a second run must not start from the same one.
+  const lock = await lockCheckpoint(store, checkpoint, logger);
+  try {
+    return await run(reader, { store, lock, logger, now: deps.now, filter }, options);
+  } finally {
+    await lock.release();
+  }
+}
+
+interface RunDeps {
+  store: CheckpointStore;
+  lock: SyncLock;
+  logger: Logger;
+  now: () => number;
+  filter: NormalizedFilter;
+}
+
+/** The sync once its options are checked and its checkpoint is held. */
+async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions): Promise<OrderSyncSummary> {
+  const { store, lock, logger, filter } = deps;
+  const { checkpoint, onOrder, onProgress, pageSize, prefetch, signal, settleMs = DEFAULT_SETTLE_MS } = options;
   const saved = readPosition(checkpoint, await store.get(checkpoint));
   if (saved && !sameFilter(saved.filter, filter)) {
     throw invalidInput('checkpoint', `Checkpoint '${checkpoint}' belongs to a sync with filter ${JSON.stringify(saved.filter)}, not ${JSON.stringify(filter)}: resuming it would skip orders. Use another checkpoint name for this filter.`);
@@ -117,6 +139,7 @@ export async function syncOrders(reader: OrderReader, store: CheckpointStore, de
   };
   const save = async (done: boolean) => {
     const value: SavedPosition = { v: 1, filter, lastEntityId: position ?? 0, delivered: (saved?.delivered ?? 0) + delivered, complete: done, updatedAt: new Date().toISOString() };
+    await lock.confirm();
     await store.set(checkpoint, JSON.stringify(value));
     savedId = position;
   };

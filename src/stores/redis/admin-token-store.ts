@@ -1,6 +1,6 @@
 import type { AdminTokenStore } from '../../core/stores/admin-token-store.js';
 import { asString, ms, type RedisCommands } from './client.js';
-import { RELEASE } from './scripts.js';
+import { freeLock, takeLock } from './lock.js';
 
 
 /**
@@ -25,18 +25,11 @@ export class RedisAdminTokenStore implements AdminTokenStore {
     await this.#redis.command(['SET', `${this.#prefix}admin-token:${key}`, token, 'PX', ms(ttlMs)]);
   }
 
-  async acquireRefreshLock(key: string, ttlMs: number): Promise<string | undefined> {
-    const lockToken = globalThis.crypto.randomUUID();
-    const lockKey = `${this.#prefix}admin-token-lock:${key}`;
-    // A lock taken after the deadline (this call already failed) is given back, not left to expire.
-    const giveBack = (reply: unknown) => {
-      if (reply !== null && reply !== undefined) this.#redis.script(RELEASE, [lockKey], [lockToken]).catch(() => {});
-    };
-    const reply = await this.#redis.command(['SET', lockKey, lockToken, 'NX', 'PX', ms(ttlMs)], giveBack);
-    return reply === null || reply === undefined ? undefined : lockToken;
+  acquireRefreshLock(key: string, ttlMs: number): Promise<string | undefined> {
+    return takeLock(this.#redis, `${this.#prefix}admin-token-lock:${key}`, ttlMs);
   }
 
-  async releaseRefreshLock(key: string, lockToken: string): Promise<void> {
-    await this.#redis.script(RELEASE, [`${this.#prefix}admin-token-lock:${key}`], [lockToken]);
+  releaseRefreshLock(key: string, lockToken: string): Promise<void> {
+    return freeLock(this.#redis, `${this.#prefix}admin-token-lock:${key}`, lockToken);
   }
 }

@@ -29,12 +29,21 @@ return 1
 `);
 
 /**
- * Release (claims, refresh locks): deletes the key only while our token still holds it.
+ * Release (claims, refresh and sync locks): deletes the key only while our token still holds it.
  * KEYS[1] key; ARGV[1] token.
  */
 export const RELEASE = new Script(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('DEL', KEYS[1])
+`);
+
+/**
+ * Renew (sync locks): extends the key to a new time-to-live only while our token still holds it.
+ * KEYS[1] key; ARGV[1] token, ARGV[2] time-to-live (ms).
+ */
+export const RENEW = new Script(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 `);
 
 /**

@@ -243,6 +243,57 @@ describe('orders.sync', () => {
     expect(rest).toEqual(range(throwAt, 90));
   });
 
+  it('runs one sync per checkpoint at a time: an overlapping run is refused (409) and delivers nothing', async () => {
+    sb = await commerceSandbox({ orders: 300 });
+    const pay = payFor(sb);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let reached!: () => void;
+    const atGate = new Promise<void>((resolve) => (reached = resolve));
+    const first: number[] = [];
+    const running = pay.orders.sync({ checkpoint: 'nightly', pageSize: 100, onOrder: async (o) => {
+      if (o.entity_id === 150) {
+        reached();
+        await gate;
+      }
+      first.push(o.entity_id);
+    } });
+    await atGate;
+    const second: number[] = [];
+    const refused = await rejection(pay.orders.sync({ checkpoint: 'nightly', onOrder: (o) => void second.push(o.entity_id) }));
+    expect(refused).toMatchObject({ code: 'SYNC_IN_PROGRESS', status: 409, details: { checkpoint: 'nightly' } });
+    expect(refused.message).toContain('Let it finish, or use another checkpoint name');
+    expect(second).toEqual([]);
+    // Another checkpoint is free meanwhile.
+    expect(await pay.orders.sync({ checkpoint: 'other', pageSize: 100, onOrder: () => {} })).toMatchObject({ delivered: 300 });
+    open();
+    expect(await running).toMatchObject({ delivered: 300, complete: true });
+    expect(first).toEqual(range(1, 300));
+    // Freed when the run ended: the next one starts, with nothing new to deliver.
+    expect(await pay.orders.sync({ checkpoint: 'nightly', onOrder: () => {} })).toMatchObject({ delivered: 0, resumedFrom: 300, complete: true });
+  });
+
+  it('stops without saving when its hold ran out and another run took the checkpoint', async () => {
+    sb = await commerceSandbox({ orders: 200 });
+    let now = 1_700_000_000_000;
+    const checkpoints = new MemoryCheckpointStore({ now: () => now });
+    let taken: string | undefined;
+    const error = await rejection(payFor(sb, { stores: { checkpoints } }).orders.sync({ checkpoint: 'nightly', pageSize: 50, onOrder: async (o) => {
+      if (o.entity_id === 30) {
+        // This run stalled past its hold: another one took the checkpoint and saved its own position.
+        now += 31_000;
+        taken = await checkpoints.acquireLock('nightly', 30_000);
+        await checkpoints.set('nightly', 'the other run');
+      }
+    } }));
+    expect(taken).toEqual(expect.any(String));
+    expect(error).toMatchObject({ code: 'SYNC_IN_PROGRESS', status: 409 });
+    expect(error.message).toContain('lost its hold');
+    expect(await checkpoints.get('nightly')).toBe('the other run');
+    // The other run's lock is untouched by this one's release.
+    expect(await checkpoints.acquireLock('nightly', 30_000)).toBeUndefined();
+  });
+
   it('refuses bad options and a checkpoint value it did not write', async () => {
     sb = await commerceSandbox({ orders: 5 });
     const checkpoints = new MemoryCheckpointStore();

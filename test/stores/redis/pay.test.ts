@@ -120,6 +120,29 @@ describe('order sync checkpoints in Redis', () => {
     expect(second).toEqual(range(120, 250));
     expect([...first, ...second]).toEqual(range(1, 250));
   });
+
+  it('one run per checkpoint across instances: an overlapping run elsewhere is refused', async () => {
+    sb = await commerceSandbox({ orders: 150 });
+    const [a, b] = await instances(2);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let reached!: () => void;
+    const atGate = new Promise<void>((resolve) => (reached = resolve));
+    const running = a!.orders.sync({ checkpoint: 'nightly', pageSize: 50, onOrder: async (o) => {
+      if (o.entity_id === 60) {
+        reached();
+        await gate;
+      }
+    } });
+    await atGate;
+    const delivered: number[] = [];
+    await expect(b!.orders.sync({ checkpoint: 'nightly', onOrder: (o) => void delivered.push(o.entity_id) })).rejects.toMatchObject({ code: 'SYNC_IN_PROGRESS', status: 409 });
+    expect(delivered).toEqual([]);
+    open();
+    expect(await running).toMatchObject({ delivered: 150, complete: true });
+    // Freed when the run ended: the other instance takes over, with nothing new to deliver.
+    expect(await b!.orders.sync({ checkpoint: 'nightly', onOrder: (o) => void delivered.push(o.entity_id) })).toMatchObject({ delivered: 0, resumedFrom: 150 });
+  });
 });
 
 describe('while Redis is down', () => {

@@ -11,6 +11,7 @@ import { redisStores, RedisTimeoutError, type RedisClientLike } from 'paywidget-
 import { advanceKeys, connectedRedis, deletePrefix, useRedisUrl } from '../../helpers/redis-server.js';
 import { claimStoreContract } from '../../core/stores/claim-store-contract.js';
 import { ledgerStoreContract } from '../../core/stores/ledger-store-contract.js';
+import { checkpointStoreContract } from '../../core/stores/checkpoint-store-contract.js';
 
 let url: string;
 let done: () => Promise<void>;
@@ -50,6 +51,10 @@ for (const [name, client] of clients) {
     return { store: stores.claims, advance: (ms) => advanceKeys(ioredis, prefix, ms) };
   });
   ledgerStoreContract(`RedisLedgerStore (${name})`, () => fresh(client).stores.ledger);
+  checkpointStoreContract(`RedisCheckpointStore (${name})`, () => {
+    const { stores, prefix } = fresh(client);
+    return { store: stores.checkpoints, advance: (ms) => advanceKeys(ioredis, prefix, ms) };
+  });
 
   describe(`redis stores (${name})`, () => {
     it('checkpoints: get / set, kept per name and prefix', async () => {
@@ -59,6 +64,15 @@ for (const [name, client] of clients) {
       await stores.checkpoints.set('other', 'x');
       expect(await stores.checkpoints.get('orders')).toBe('{"v":1}');
       expect(await fresh(client).stores.checkpoints.get('orders')).toBeUndefined();
+    });
+
+    it('checkpoint locks: `checkpoint-lock:<name>`, expiring with the hold', async () => {
+      const { stores, prefix } = fresh(client);
+      const token = await stores.checkpoints.acquireLock('orders', 30_000);
+      expect(await ioredis.get(`${prefix}checkpoint-lock:orders`)).toBe(token);
+      expect(await ioredis.pttl(`${prefix}checkpoint-lock:orders`)).toBeGreaterThan(29_000);
+      await stores.checkpoints.releaseLock('orders', token!);
+      expect(await ioredis.exists(`${prefix}checkpoint-lock:orders`)).toBe(0);
     });
 
     it('admin tokens: cached for their TTL; one refresh lock at a time, freed only by its holder', async () => {
