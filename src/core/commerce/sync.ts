@@ -30,7 +30,7 @@ export interface OrderSyncSummary extends OrderSyncProgress {
 }
 
 export interface OrderSyncOptions extends Omit<OrderFilter, 'afterEntityId'> {
-  /** Name of the position in the checkpoint store; runs with the same name continue from each other. */
+  /** Name of the position in the checkpoint store; runs with the same name continue from each other, one at a time (an overlapping run is refused: SYNC_IN_PROGRESS). */
   checkpoint: string;
   /** Called once per order, in entity_id order; the next order waits for it. A throw stops the run (position kept). */
   onOrder: (order: CommerceOrder) => void | Promise<void>;
