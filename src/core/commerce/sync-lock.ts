@@ -6,7 +6,7 @@ import type { Logger } from '../types.js';
 export const SYNC_LOCK_MS = 30_000;
 
 export interface SyncLock {
-  /** Renews the hold before a save; throws SYNC_IN_PROGRESS when it ran out, as another run may have the checkpoint now. */
+  /** Renews the hold before a save; throws SYNC_IN_PROGRESS when another run took the checkpoint after the hold ran out. */
   confirm(): Promise<void>;
   /** Best effort: a hold that cannot be freed runs out with its time. */
   release(): Promise<void>;
@@ -32,14 +32,14 @@ export async function lockCheckpoint(store: CheckpointStore, checkpoint: string,
     if (!(await renewLock.call(store, checkpoint, token, SYNC_LOCK_MS))) lost = true;
   };
   const timer = setInterval(() => {
-    renew().catch((error: unknown) => logger.warn({ err: error, checkpoint }, 'could not renew the order sync lock; retrying'));
+    if (!lost) renew().catch((error: unknown) => logger.warn({ err: error, checkpoint }, 'could not renew the order sync lock; retrying'));
   }, SYNC_LOCK_MS / 3);
   (timer as { unref?: () => void }).unref?.();
   return {
     async confirm() {
       if (!lost) await renew();
       if (lost) {
-        throw syncInProgress(checkpoint, `This orders.sync run lost its hold on checkpoint '${checkpoint}' (not renewed for ${SYNC_LOCK_MS / 1000} s: the event loop was blocked, or the store unreachable), so another run may be using it; it stopped without saving over that run's position. Run it again.`);
+        throw syncInProgress(checkpoint, `This orders.sync run lost its hold on checkpoint '${checkpoint}' to another run (it was not renewed for ${SYNC_LOCK_MS / 1000} s: the event loop was blocked, or the store unreachable); it stopped without saving over that run's position. Let that run finish, then run this one again.`);
       }
     },
     async release() {

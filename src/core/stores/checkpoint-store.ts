@@ -15,7 +15,10 @@ export interface CheckpointStore {
    * and race to save the position.
    */
   acquireLock?(key: string, ttlMs: number): Promise<string | undefined>;
-  /** Extends the lock to `ttlMs` from now if `lockToken` still holds it; false when it ran out or another run took it. */
+  /**
+   * Extends the lock to `ttlMs` from now for `lockToken`, taking it again if it ran out and nobody took it
+   * meanwhile (a run stalled past its hold but alone loses nothing); false while another run holds it.
+   */
   renewLock?(key: string, lockToken: string, ttlMs: number): Promise<boolean>;
   /** Frees the lock if `lockToken` still holds it (compare-and-delete). */
   releaseLock?(key: string, lockToken: string): Promise<void>;
@@ -55,8 +58,8 @@ export class MemoryCheckpointStore implements CheckpointStore {
 
   async renewLock(key: string, lockToken: string, ttlMs: number): Promise<boolean> {
     const lock = this.#held(key);
-    if (lock?.token !== lockToken) return false;
-    lock.until = this.#now() + ttlMs;
+    if (lock && lock.token !== lockToken) return false;
+    this.#locks.set(key, { token: lockToken, until: this.#now() + ttlMs });
     return true;
   }
 

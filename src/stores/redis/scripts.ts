@@ -38,12 +38,15 @@ return redis.call('DEL', KEYS[1])
 `);
 
 /**
- * Renew (sync locks): extends the key to a new time-to-live only while our token still holds it.
+ * Renew (sync locks): a new time-to-live for our token, which takes the key again if it ran out and
+ * nobody took it meanwhile; 0 while another token holds it.
  * KEYS[1] key; ARGV[1] token, ARGV[2] time-to-live (ms).
  */
 export const RENEW = new Script(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local held = redis.call('GET', KEYS[1])
+if held and held ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
 `);
 
 /**

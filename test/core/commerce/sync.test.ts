@@ -273,6 +273,17 @@ describe('orders.sync', () => {
     expect(await pay.orders.sync({ checkpoint: 'nightly', onOrder: () => {} })).toMatchObject({ delivered: 0, resumedFrom: 300, complete: true });
   });
 
+  it('goes on after stalling past its hold when no other run took the checkpoint', async () => {
+    sb = await commerceSandbox({ orders: 120 });
+    let now = 1_700_000_000_000;
+    const checkpoints = new MemoryCheckpointStore({ now: () => now });
+    const summary = await payFor(sb, { stores: { checkpoints } }).orders.sync({ checkpoint: 'nightly', pageSize: 50, onOrder: (o) => {
+      if (o.entity_id === 30) now += 31_000;
+    } });
+    expect(summary).toMatchObject({ delivered: 120, complete: true });
+    expect(JSON.parse((await checkpoints.get('nightly'))!)).toMatchObject({ lastEntityId: 120, complete: true });
+  });
+
   it('stops without saving when its hold ran out and another run took the checkpoint', async () => {
     sb = await commerceSandbox({ orders: 200 });
     let now = 1_700_000_000_000;

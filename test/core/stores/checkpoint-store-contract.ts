@@ -45,7 +45,6 @@ export function checkpointStoreContract(name: string, make: () => CheckpointCont
       const { store, advance } = await make();
       const old = (await store.acquireLock('orders', 1_000))!;
       await advance(1_100);
-      expect(await store.renewLock('orders', old, 1_000)).toBe(false);
       const next = await store.acquireLock('orders', 1_000);
       expect(next).toEqual(expect.any(String));
       expect(next).not.toBe(old);
@@ -53,6 +52,16 @@ export function checkpointStoreContract(name: string, make: () => CheckpointCont
       await store.releaseLock('orders', old);
       expect(await store.acquireLock('orders', 1_000)).toBeUndefined();
       expect(await store.renewLock('orders', next!, 1_000)).toBe(true);
+    });
+
+    it('renewing a lock that ran out while nobody took it takes it again', async () => {
+      const { store, advance } = await make();
+      const token = (await store.acquireLock('orders', 1_000))!;
+      await advance(1_100);
+      expect(await store.renewLock('orders', token, 1_000)).toBe(true);
+      expect(await store.acquireLock('orders', 1_000)).toBeUndefined();
+      await store.releaseLock('orders', token);
+      expect(await store.acquireLock('orders', 1_000)).toEqual(expect.any(String));
     });
   });
 }
