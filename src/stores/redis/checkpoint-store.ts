@@ -1,7 +1,7 @@
 import type { CheckpointStore } from '../../core/stores/checkpoint-store.js';
 import { asString, ms, type RedisCommands } from './client.js';
 import { freeLock, takeLock } from './lock.js';
-import { RENEW } from './scripts.js';
+import { REPLACE_OWN } from './scripts.js';
 
 /**
  * Sync positions in Redis: `GET` / `SET <prefix>checkpoint:<name>`, kept until overwritten; and one run
@@ -26,14 +26,18 @@ export class RedisCheckpointStore implements CheckpointStore {
   }
 
   acquireLock(key: string, ttlMs: number): Promise<string | undefined> {
-    return takeLock(this.#redis, `${this.#prefix}checkpoint-lock:${key}`, ttlMs);
+    return takeLock(this.#redis, this.#lockKey(key), ttlMs);
   }
 
   async renewLock(key: string, lockToken: string, ttlMs: number): Promise<boolean> {
-    return Number(await this.#redis.script(RENEW, [`${this.#prefix}checkpoint-lock:${key}`], [lockToken, ms(ttlMs)])) === 1;
+    return Number(await this.#redis.script(REPLACE_OWN, [this.#lockKey(key)], [lockToken, lockToken, ms(ttlMs)])) === 1;
   }
 
   releaseLock(key: string, lockToken: string): Promise<void> {
-    return freeLock(this.#redis, `${this.#prefix}checkpoint-lock:${key}`, lockToken);
+    return freeLock(this.#redis, this.#lockKey(key), lockToken);
+  }
+
+  #lockKey(key: string): string {
+    return `${this.#prefix}checkpoint-lock:${key}`;
   }
 }

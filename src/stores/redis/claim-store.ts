@@ -1,6 +1,6 @@
 import { DONE, type ClaimResult, type ClaimStore } from '../../core/stores/claim-store.js';
 import { ms, type RedisCommands } from './client.js';
-import { BIND, CLAIM, COMPLETE, RELEASE } from './scripts.js';
+import { BIND, CLAIM, RELEASE, REPLACE_OWN } from './scripts.js';
 
 
 /**
@@ -32,7 +32,7 @@ export class RedisClaimStore implements ClaimStore {
 
   async complete(key: string, token: string, retentionMs: number): Promise<boolean> {
     if (token === DONE) return false;
-    return Number(await this.#redis.script(COMPLETE, [this.#prefix + key], [token, DONE, ms(retentionMs)])) === 1;
+    return Number(await this.#redis.script(REPLACE_OWN, [this.#prefix + key], [token, DONE, ms(retentionMs)])) === 1;
   }
 
   async release(key: string, token: string): Promise<boolean> {

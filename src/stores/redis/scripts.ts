@@ -16,12 +16,13 @@ return 0
 `);
 
 /**
- * Complete: unless another token or the done marker holds the key, it becomes the done marker for the
- * retention. A key that is gone (our lease ran out, or Redis restarted without persistence) is marked
- * too: the work did run, and a later duplicate must not run it again.
- * KEYS[1] key; ARGV[1] token, ARGV[2] done marker, ARGV[3] retention (ms).
+ * Replace own: unless another token holds the key, sets it to a value for a time-to-live; a key that is
+ * gone (its lease ran out, or Redis restarted without persistence) is set too. 1 set; 0 another holds it.
+ * Completing a claim sets the done marker: the work did run, and a later duplicate must not run it again.
+ * Renewing a sync lock sets our own token: a run that stalled past its hold keeps it if nobody took it.
+ * KEYS[1] key; ARGV[1] our token, ARGV[2] value, ARGV[3] time-to-live (ms).
  */
-export const COMPLETE = new Script(`
+export const REPLACE_OWN = new Script(`
 local held = redis.call('GET', KEYS[1])
 if held and held ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
@@ -35,18 +36,6 @@ return 1
 export const RELEASE = new Script(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('DEL', KEYS[1])
-`);
-
-/**
- * Renew (sync locks): a new time-to-live for our token, which takes the key again if it ran out and
- * nobody took it meanwhile; 0 while another token holds it.
- * KEYS[1] key; ARGV[1] token, ARGV[2] time-to-live (ms).
- */
-export const RENEW = new Script(`
-local held = redis.call('GET', KEYS[1])
-if held and held ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
 `);
 
 /**
