@@ -44,12 +44,30 @@ export function checkPaymentId(paymentId: unknown): string {
   return paymentId;
 }
 
+/**
+ * What a Bearer credential can carry: printable ASCII without spaces, bounded. Anything else would make
+ * node:http refuse the header before sending, which reads as an unreachable service and is polled for the
+ * whole budget instead of being refused as bad input.
+ */
+const CLIENT_TOKEN = /^[\x21-\x7e]{1,4096}$/;
+
+/** A client token as it may go into `Authorization: Bearer`; INVALID_INPUT (400) naming `field` otherwise. Never echoes it. */
+export function checkClientToken(token: string, field: string): string {
+  if (!CLIENT_TOKEN.test(token)) {
+    throw invalidInput(field, `${field} must be the payment_client_token as the payment service issued it: 1 to 4,096 printable ASCII characters without spaces (it is sent as a Bearer credential).`);
+  }
+  return token;
+}
+
 /** The token as a Secret, or undefined when absent or empty. */
 export function toClientToken(value: unknown): Secret | undefined {
-  if (value instanceof Secret) return value;
   if (value === undefined || value === null || value === '') return undefined;
+  if (value instanceof Secret) {
+    checkClientToken(value.reveal().trim(), 'clientToken');
+    return value;
+  }
   if (typeof value !== 'string') throw invalidInput('clientToken', 'clientToken must be the payment_client_token string.');
-  return new Secret(value);
+  return new Secret(checkClientToken(value.trim(), 'clientToken'));
 }
 
 /** The headers that authenticate the status call, by `payments.statusAuth`. */

@@ -1,6 +1,6 @@
 import { invalidInput, PayError } from '../errors.js';
 import type { ReconcileOptions, ReconcileResult } from '../payments/reconcile.js';
-import { checkPaymentId } from '../payments/status.js';
+import { checkClientToken, checkPaymentId } from '../payments/status.js';
 import type { Route } from '../router.js';
 import type { LedgerEntry } from '../stores/ledger-store.js';
 import { jsonResponse as json } from '../json-response.js';
@@ -25,7 +25,7 @@ function clientTokenOf(body: unknown): string | undefined {
   const token = typeof body === 'object' && body !== null ? (body as { payment_client_token?: unknown }).payment_client_token : undefined;
   if (token === undefined || token === null || token === '') return undefined;
   if (typeof token !== 'string') throw invalidInput('payment_client_token', 'payment_client_token must be a string.');
-  return token;
+  return checkClientToken(token.trim(), 'payment_client_token');
 }
 
 /**

@@ -69,6 +69,16 @@ describe('POST /payments/:paymentId/reconcile', () => {
     const badToken = await call(pay, 'POST', `/payments/${paymentId}/reconcile`, { payment_client_token: 42 });
     expect(badToken.status).toBe(400);
     expect(badToken.json.error).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'payment_client_token' } });
+    // A token no Bearer header can carry is bad input, refused before any call: not an unreachable service
+    // polled for the whole budget, nor an unresolved ledger entry under an id nobody paid.
+    for (const unusable of ['x\u2603', 'two words', 'line\nbreak', 'x'.repeat(4097)]) {
+      const refused = await call(pay, 'POST', '/payments/pay_nobody/reconcile', { payment_client_token: unusable });
+      expect([refused.status, refused.json.error]).toMatchObject([400, { code: 'INVALID_INPUT', details: { field: 'payment_client_token' } }]);
+      expect(refused.text).not.toContain(unusable.slice(0, 8));
+      await expect(pay.payments.status('pay_nobody', { clientToken: unusable })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'clientToken' } });
+      await expect(pay.payments.reconcile('pay_nobody', { clientToken: unusable })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    }
+    expect((await call(pay, 'GET', '/payments/pay_nobody')).status).toBe(404);
     const badId = await call(pay, 'POST', '/payments/a%2Fb/reconcile');
     expect(badId.json.error).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'paymentId' } });
     // `.` and `..` survive encodeURIComponent, and the status URL would resolve them to another endpoint of the service.
