@@ -37,7 +37,7 @@ export class MemoryLedgerStore implements LedgerStore {
       ids.add(entry.paymentId);
     }
     if (!result.previous && this.#entries.size > this.#maxEntries) this.#evict();
-    return { entry: { ...entry }, previous: result.previous, changed: result.changed };
+    return { entry: { ...entry }, previous: result.previous && { ...result.previous }, changed: result.changed };
   }
 
   async *list(query: LedgerQuery): AsyncIterable<LedgerEntry> {

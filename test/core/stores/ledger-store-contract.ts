@@ -87,6 +87,11 @@ export function ledgerStoreContract(name: string, make: () => LedgerStore | Prom
       const read = await store.get('p1');
       read!.outcome = 'confirmed';
       expect(await store.get('p1')).toMatchObject({ status: 'processing', outcome: 'unresolved' });
+      // An observation that changes nothing answers the stored entry as `previous`: a copy too.
+      const again = await store.record(observe('p1', 'processing', 'unresolved', 2_000));
+      again.previous!.status = 'failed';
+      again.entry.status = 'failed';
+      expect(await store.get('p1')).toMatchObject({ status: 'processing', outcome: 'unresolved' });
     });
   });
 }
