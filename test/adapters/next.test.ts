@@ -87,6 +87,7 @@ describe('Next Pages Router: OPTIONS', () => {
     try {
       const ours = await app.send({ method: 'OPTIONS', path: '/payments/pay_1' });
       expect([ours.status, ours.headers.get('allow'), ours.text]).toEqual([204, 'GET, HEAD, OPTIONS', '']);
+      expect(ours.headers.get('content-length')).toBeNull(); // a 204 claims no length (RFC 9110)
       expect((await app.send({ method: 'OPTIONS', path: '/widget-token' })).headers.get('allow')).toBe('POST, OPTIONS');
       const unknown = await app.send({ method: 'OPTIONS', path: '/not-ours' });
       expect(unknown.status).toBe(404);

@@ -62,8 +62,9 @@ async function readStream(req: IncomingMessage, limit: number): Promise<Buffer> 
 export function sendPayResponse(res: ServerResponse, response: PayResponse): void {
   // writeHead keeps headers set earlier (CORS middleware) and skips setHeader's per-call bookkeeping; it fixes
   // the headers at once, so the length is given here (else the answer goes out chunked). A HEAD answer brings
-  // the length its GET would have had.
-  res.writeHead(response.status, { 'content-length': Buffer.byteLength(response.body), ...response.headers });
+  // the length its GET would have had. A 204 or 304 carries no body and must not claim a length (RFC 9110).
+  const bodiless = response.status === 204 || response.status === 304;
+  res.writeHead(response.status, bodiless ? response.headers : { 'content-length': Buffer.byteLength(response.body), ...response.headers });
   res.end(response.body);
 }
 
