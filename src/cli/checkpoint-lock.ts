@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { EXIT, ExitError } from './io.js';
@@ -6,6 +7,8 @@ interface LockOwner {
   pid: number;
   host: string;
   startedAt: string;
+  /** Tells this run's lock from any other, even one of the same process. */
+  token: string;
 }
 
 /**
@@ -14,11 +17,12 @@ interface LockOwner {
  * created exclusively, naming the run that holds it; a lock left by a run that died (its pid is gone,
  * on this host) is taken over. Written by hand rather than with a lock library: an exclusive create
  * and a pid check are all it needs, where proper-lockfile would bring three packages and a timer.
- * Resolves to the release.
+ * Resolves to the release, which removes the lock only while it is still this run's.
  */
 export async function lockCheckpoint(file: string): Promise<() => Promise<void>> {
   const path = `${file}.lock`;
-  const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString() };
+  const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: randomUUID() };
+  const mine = `${JSON.stringify(me)}\n`;
   let owner: LockOwner | undefined;
   // Three tries: the lock may vanish between a failed create and the read, or be a dead run's (or a
   // half-made one's) to take over.
@@ -26,11 +30,13 @@ export async function lockCheckpoint(file: string): Promise<() => Promise<void>>
     try {
       const handle = await open(path, 'wx');
       try {
-        await handle.writeFile(`${JSON.stringify(me)}\n`);
+        await handle.writeFile(mine);
       } finally {
         await handle.close();
       }
-      return () => unlink(path).catch(() => {});
+      return async () => {
+        if ((await readFile(path, 'utf8').catch(() => undefined)) === mine) await unlink(path).catch(() => {});
+      };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
@@ -38,10 +44,34 @@ export async function lockCheckpoint(file: string): Promise<() => Promise<void>>
     if (seen === undefined) continue; // released between our create and our read: try again
     owner = parseOwner(seen);
     if (owner ? !isGone(owner) : !(await isLeftover(path))) break;
-    // A dead run's lock: removed only if it is still the one we read (another run may be taking it over too).
-    if ((await readFile(path, 'utf8').catch(() => undefined)) === seen) await unlink(path).catch(() => {});
+    await removeDeadLock(path, seen);
   }
   throw busy(file, path, owner);
+}
+
+/**
+ * Removes the dead run's lock `seen`, unless another run replaced it meanwhile. Checking and removing are
+ * two steps, so runs that found the same dead lock take turns under `<lock>.takeover`: without it, one
+ * could check, another remove it and lock, and the first then remove that new lock, leaving two runs
+ * syncing. A run that finds the guard taken leaves the takeover to its holder and tries again.
+ */
+async function removeDeadLock(path: string, seen: string): Promise<void> {
+  const guard = `${path}.takeover`;
+  let handle;
+  try {
+    handle = await open(guard, 'wx');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // Held for milliseconds; one still there long after was left by a run that died taking over.
+    if (await isLeftover(guard)) await unlink(guard).catch(() => {});
+    return;
+  }
+  try {
+    if ((await readFile(path, 'utf8').catch(() => undefined)) === seen) await unlink(path).catch(() => {});
+  } finally {
+    await handle.close();
+    await unlink(guard).catch(() => {});
+  }
 }
 
 function parseOwner(text: string): LockOwner | undefined {
@@ -59,7 +89,7 @@ const LOCK_WRITE_GRACE_MS = 10_000;
 /**
  * An unreadable lock (empty, or cut short) that is not being written now: its run died between creating
  * it and writing its name (a crash, a full disk, a power loss). Without this, every later run would
- * answer "busy" (75) and a scheduler would retry for ever.
+ * answer "busy" (75) and a scheduler would retry for ever. The same age tells a takeover guard left behind.
  */
 async function isLeftover(path: string): Promise<boolean> {
   const info = await stat(path).catch(() => undefined);

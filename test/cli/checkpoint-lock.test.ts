@@ -55,6 +55,43 @@ describe('lockCheckpoint', () => {
     await release();
   });
 
+  it('lets exactly one of several runs that found the same dead lock take it over', async () => {
+    const pid = await deadPid();
+    // The race is between a check and a removal: it showed in about a third of such trials before the guard.
+    for (let trial = 0; trial < 100; trial++) {
+      const file = join(dir, `race-${trial}.json`);
+      await writeFile(`${file}.lock`, JSON.stringify({ pid, host: hostname(), startedAt: '2026-01-01T00:00:00.000Z' }));
+      const runs = await Promise.allSettled(Array.from({ length: 4 }, () => lockCheckpoint(file)));
+      const winners = runs.flatMap((run) => (run.status === 'fulfilled' ? [run.value] : []));
+      expect([trial, winners.length]).toEqual([trial, 1]);
+      for (const run of runs) if (run.status === 'rejected') expect((run.reason as ExitError).exitCode).toBe(75);
+      expect(await exists(`${file}.lock.takeover`)).toBe(false);
+      await winners[0]!();
+      expect(await exists(`${file}.lock`)).toBe(false);
+    }
+  });
+
+  it("releases only its own lock: one that was taken over meanwhile stays", async () => {
+    const file = join(dir, 'taken.json');
+    const release = await lockCheckpoint(file);
+    const other = JSON.stringify({ pid: process.pid, host: hostname(), startedAt: '2026-01-01T00:00:00.000Z', token: 'another run' });
+    await writeFile(`${file}.lock`, other);
+    await release();
+    expect(await readFile(`${file}.lock`, 'utf8')).toBe(other);
+  });
+
+  it('clears a takeover guard left by a run that died taking over, once it is old', async () => {
+    const file = join(dir, 'guard.json');
+    await writeFile(`${file}.lock`, JSON.stringify({ pid: await deadPid(), host: hostname(), startedAt: '2026-01-01T00:00:00.000Z' }));
+    await writeFile(`${file}.lock.takeover`, '');
+    expect((await refusal(file)).exitCode).toBe(75); // fresh: another run may be taking over right now
+    const minuteAgo = new Date(Date.now() - 60_000);
+    await utimes(`${file}.lock.takeover`, minuteAgo, minuteAgo);
+    const release = await lockCheckpoint(file);
+    expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
+    await release();
+  });
+
   it('takes over an empty or cut-short lock once it is too old to be one being written now', async () => {
     for (const [name, text] of [['empty.json', ''], ['torn.json', '{"pid":12']] as const) {
       const file = join(dir, name);
