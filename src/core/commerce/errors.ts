@@ -38,6 +38,13 @@ export function readMagentoError(response: UpstreamResponse): MagentoErrorBody |
   return undefined;
 }
 
+/** What Magento answers (404) for a path or method it has no route for: the URL is wrong, nothing is missing. */
+const NO_ROUTE = 'Request does not match any route.';
+
+export function isNoRoute(body: MagentoErrorBody | undefined): boolean {
+  return body?.message === NO_ROUTE;
+}
+
 /** Everything a Magento body says, for people: the message and its input errors, parameters put in. */
 export function describeMagentoError(body: MagentoErrorBody): string {
   const main = formatMagentoMessage(body.message, body.parameters);
@@ -90,7 +97,11 @@ export function pageSizeCapOf(body: MagentoErrorBody | undefined): number | unde
 /** A non-2xx answer of an order call as a CommerceError (COMMERCE_ERROR), message substituted, raw body kept. */
 export function commerceFailure(what: string, response: UpstreamResponse): CommerceError {
   const body = readMagentoError(response);
-  const said = body ? `: ${describeMagentoError(body).replace(/\.$/, '')}` : ` without a Magento error body (${response.headers.get('content-type') ?? 'no content-type'}); check COMMERCE_URL`;
+  const said = !body
+    ? ` without a Magento error body (${response.headers.get('content-type') ?? 'no content-type'}); check COMMERCE_URL`
+    : isNoRoute(body)
+      ? `: ${describeMagentoError(body).replace(/\.$/, '')}; the platform has no such path for this method: check COMMERCE_URL (commerce.url) and commerce.readMethod`
+      : `: ${describeMagentoError(body).replace(/\.$/, '')}`;
   const maxPageSize = pageSizeCapOf(body);
   return new CommerceError('COMMERCE_ERROR', `The commerce platform refused ${what} with HTTP ${response.status}${said}.`, {
     upstreamStatus: response.status,

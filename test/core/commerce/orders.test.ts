@@ -34,6 +34,17 @@ describe('orders.get', () => {
     expect(error.message).toContain('check COMMERCE_URL');
   });
 
+  it('does not take Magento\'s "no route" 404 for a missing order: the path or read method is wrong', async () => {
+    // What stock Magento answers a POST read (readMethod: 'POST' where only GET is routed), or a proxy that routes only part of /V1.
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders/:id', status: 404, body: '{"message":"Request does not match any route."}', times: 2 });
+    const error = await rejection(payFor(sb).orders.get(1));
+    expect(error).toMatchObject({ code: 'COMMERCE_ERROR', upstreamStatus: 404 });
+    expect(error.message).toContain('Request does not match any route; the platform has no such path for this method: check COMMERCE_URL (commerce.url) and commerce.readMethod.');
+    const minted = await payFor(sb).handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody: '{"order_id":1}' });
+    expect(minted!.status).not.toBe(404);
+    expect(JSON.parse(String(minted!.body)).error.code).toBe('COMMERCE_ERROR');
+  });
+
   it.each([0, -1, 1.5, 'abc', '', '12a'])('refuses the id %j with INVALID_INPUT', async (id) => {
     const error = await rejection(payFor(sb).orders.get(id as number));
     expect(error.code).toBe('INVALID_INPUT');
