@@ -45,6 +45,13 @@ describe('paywidget payments reconcile', () => {
     expect(unresolved.code).toBe(4);
     expect(unresolved.stdout).toMatch(/status\s+pending\noutcome\s+needs_reconciliation/);
 
+    // Ctrl-C while polling: it stops at once, says what it learned, and exits 130, not 4 ("still unresolved").
+    const started = performance.now();
+    const interrupted = await run(['payments', 'reconcile', pending.id, '--budget', '5000'], env(), AbortSignal.timeout(300));
+    expect(interrupted.code).toBe(130);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(interrupted.stdout).toMatch(/outcome\s+needs_reconciliation/);
+
     for (const r of [ok, failed, unresolved]) {
       for (const secret of [sb.apiKey, confirmed.paymentClientToken, declined.paymentClientToken]) expect(r.stdout + r.stderr).not.toContain(secret);
     }

@@ -51,7 +51,7 @@ Options:
 
 Exit codes: 0 confirmed, 3 failed, 4 still unresolved (needs_reconciliation: poll again later or wait
 for the webhook; do not charge again), 1 the status could not be read (unknown payment, refused
-credentials), 2 bad usage.
+credentials), 2 bad usage, 130 interrupted before a verdict.
 
 ${PAYMENT_ENVIRONMENT}`,
   async run(args, io, path) {
@@ -64,6 +64,8 @@ ${PAYMENT_ENVIRONMENT}`,
     const result = await pay.payments.reconcile(positionals[0]!, { budgetMs, signal: io.signal });
     await write(io.stdout, values.json ? `${JSON.stringify(result, null, 2)}\n` : `${describeResult(result)}\n`);
     if (result.outcome === 'confirmed') return EXIT.ok;
+    // Ctrl-C ends the polling early, as a spent budget would: what happened is the interruption, not a verdict.
+    if (io.signal?.aborted) return EXIT.interrupted;
     return result.outcome === 'failed' ? RECONCILE_EXIT.paymentFailed : RECONCILE_EXIT.unresolved;
   },
 };
