@@ -17,6 +17,12 @@ export interface UpstreamCall {
   body?: string;
   /** Per-call overrides of the configured policy, e.g. no retries for a token call. */
   policy?: Partial<HttpPolicy>;
+  /**
+   * False for a call that must not run twice (minting a token): retried only when the service surely did
+   * not act on it (the connection was refused, or it answered 429 or 503), never after a time-out, a
+   * reset or another 5xx, which can come after the work was done. True by default.
+   */
+  idempotent?: boolean;
   signal?: AbortSignal;
 }
 
@@ -37,19 +43,22 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
     const remaining = deadline - Date.now();
     let failure: PayError;
     let response: UpstreamResponse | undefined;
+    let unsent: boolean;
     try {
       response = await attemptOnce(call, Math.min(policy.attemptTimeoutMs, remaining), policy.transport === 'fetch' ? fetchTransport : autoTransport);
       if (!isRetryableStatus(response.status)) return response;
       failure = new PayError('UPSTREAM_ERROR', `${call.service} ${where} answered ${response.status}`);
+      unsent = response.status === 429 || response.status === 503;
     } catch (error) {
       failure = toTransportError(error, call, where, policy.attemptTimeoutMs);
       // An answer that does not decompress was an answer: retrying will not fix it.
       if (call.signal?.aborted || failure.code === 'UPSTREAM_INVALID_RESPONSE') throw failure;
+      unsent = NOT_CONNECTED.has(systemCodeOf(error) ?? '');
     }
 
     const wait = retryDelay(attempt, response, policy);
     const left = deadline - Date.now();
-    if (attempt >= policy.maxRetries || wait === undefined || wait >= left) {
+    if (attempt >= policy.maxRetries || wait === undefined || wait >= left || (call.idempotent === false && !unsent)) {
       if (response) return response; // the caller sees the upstream's last answer, unchanged
       if (left <= 0 && failure.code !== 'UPSTREAM_TIMEOUT') {
         throw new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not succeed within ${policy.totalTimeoutMs} ms.`, { cause: failure });
@@ -71,6 +80,15 @@ function isRetryableStatus(status: number): boolean {
   return status === 429 || status >= 500;
 }
 
+/** System errors that mean no connection was made, so the request never left. */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** node:http puts the system error's code on the error, fetch on its cause. */
+function systemCodeOf(error: unknown): string | undefined {
+  const failure = error as { code?: string; cause?: { code?: string } } | null;
+  return failure?.code ?? failure?.cause?.code;
+}
+
 function toTransportError(error: unknown, call: UpstreamCall, where: string, attemptTimeoutMs: number): PayError {
   if (error instanceof BodyDecodingError) {
     return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where}, but ${error.message}.`, { cause: error, details: { service: call.service } });
@@ -80,9 +98,7 @@ function toTransportError(error: unknown, call: UpstreamCall, where: string, att
     return new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not answer within ${attemptTimeoutMs} ms. Raise http.attemptTimeoutMs if the service is slow.`, { cause: error });
   }
   if (call.signal?.aborted) return new PayError('UPSTREAM_UNREACHABLE', `${call.service} ${where} was aborted by the caller.`, { cause: error });
-  // node:http puts the system error's code on the error, fetch on its cause.
-  const failure = error as { code?: string; cause?: { code?: string } } | null;
-  const systemCode = failure?.code ?? failure?.cause?.code;
+  const systemCode = systemCodeOf(error);
   const code = systemCode ? ` (${systemCode})` : '';
   return new PayError('UPSTREAM_UNREACHABLE', `Could not reach the ${call.service} service at ${new URL(call.url).origin}${code}. Check the URL in the configuration and that the service is up.`, { cause: error });
 }

@@ -38,6 +38,8 @@ export async function mintWidgetToken(ctx: MintContext, input: MintInput): Promi
       'x-merchant-api-key': ctx.payment.apiKey.reveal(),
     },
     body: JSON.stringify({ amount, currency, order_id: orderId }),
+    // A retry after the service may have minted would mint a second token for one click.
+    idempotent: false,
   }, ctx.http, ctx.logger);
 
   if (!response.ok) ctx.logger.warn({ orderId, status: response.status }, refusedCredentials(response.status) ? `payment service refused the merchant credentials when minting a widget token. ${MERCHANT_CREDENTIALS_HINT}` : 'payment service refused to mint a widget token');

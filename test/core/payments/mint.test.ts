@@ -73,12 +73,31 @@ describe('mintWidgetToken against the sandbox', () => {
     expect(sandbox.faults.list()[0]?.hits).toBe(0);
   });
 
-  it('retries a 500 and then succeeds', async () => {
-    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 500, times: 1 });
+  it('retries a 503 (the service did not act) and then succeeds', async () => {
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 503, times: 1 });
     expect(sandbox.faults.list()).toHaveLength(1);
-    const token = await payFor().mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-500' });
+    const token = await payFor().mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-503' });
     expect(token.widgetToken).toMatch(/^wt_/);
-    expect(sandbox.faults.list()).toHaveLength(0); // the one 500 was served, then the retry succeeded
+    expect(sandbox.faults.list()).toHaveLength(0); // the one 503 was served, then the retry succeeded
+  });
+
+  // A mint the service may have carried out is not sent again: one click, one token.
+  it('does not retry a 500, a 502 or a time-out, after which the service may have minted', async () => {
+    for (const status of [500, 502]) {
+      sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status, times: 1 });
+      const counter = sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', latencyMs: 1, times: Infinity });
+      const error = await rejection(payFor({ http: { backoffBaseMs: 1 } }).mintWidgetToken({ amount: 500, currency: 'USD', orderId: `o-${status}` }));
+      expect([status, error.status]).toEqual([status, status]); // the upstream's answer, passed through
+      expect(sandbox.faults.list().find((f) => f.id === counter)!.hits).toBe(0);
+      sandbox.faults.clear();
+    }
+    // Served late: the service minted after the client gave up on the attempt.
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', latencyMs: 400, times: 1 });
+    const counter = sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', latencyMs: 1, times: Infinity });
+    const late = await rejection(payFor({ http: { attemptTimeoutMs: 150, backoffBaseMs: 1 } }).mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-late' }));
+    expect(late.code).toBe('UPSTREAM_TIMEOUT');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(sandbox.faults.list().find((f) => f.id === counter)!.hits).toBe(0);
   });
 
   it('honours Retry-After on a 429', async () => {
@@ -113,14 +132,16 @@ describe('mintWidgetToken against the sandbox', () => {
     expect(error.code).toBe('UPSTREAM_TIMEOUT');
   });
 
-  it('reports a refused connection as UPSTREAM_UNREACHABLE (502)', async () => {
+  it('reports a refused connection as UPSTREAM_UNREACHABLE (502), after retrying it (nothing was sent)', async () => {
     const port = await closedPort();
-    const pay = payFor({ payment: { apiUrl: `http://127.0.0.1:${port}`, merchantId: 'm', apiKey: 'sk_unreachable_secret', webhookSecret: 'w' } });
+    const logger = captureLogger();
+    const pay = payFor({ logger, http: { backoffBaseMs: 1 }, payment: { apiUrl: `http://127.0.0.1:${port}`, merchantId: 'm', apiKey: 'sk_unreachable_secret', webhookSecret: 'w' } });
     const error = await rejection(pay.mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-refused' }));
     expect(error.code).toBe('UPSTREAM_UNREACHABLE');
     expect(error.status).toBe(502);
     expect(error.message).toContain('ECONNREFUSED');
     expect(error.message).not.toContain('sk_unreachable_secret');
+    expect(logger.lines.filter((line) => line.includes('"msg":"upstream call failed; retrying"'))).toHaveLength(2);
   });
 
   it('refuses a 200 whose body is not JSON with UPSTREAM_INVALID_RESPONSE', async () => {
