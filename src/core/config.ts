@@ -64,15 +64,19 @@ const required = (what: string) => ({
 });
 const text = z.string(required('a non-empty string')).trim().min(1, 'must not be empty');
 const url = z.url({ protocol: /^https?$/, ...required('an http(s) URL such as https://pay.example.com') });
-const positiveMs = z.number().int().positive();
+// Node clamps a longer timer to 1 ms, which would time every call out at once.
+const positiveMs = z.number().int().positive().max(2_147_483_647, 'must be at most 2147483647 ms (about 24.8 days), the longest timer Node keeps');
+// Sent in an HTTP header: a line break or other control character would make the request fail before it
+// is sent, and fetch's error names the value, which would then reach the logs.
+const headerText = text.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces or line breaks (it is sent in an HTTP header)');
 
 // Each payment option is checked when given, but may be missing at createPay: Next.js evaluates route
 // modules during `next build`, where secrets are usually absent. The feature that needs a missing
 // option throws CONFIG_MISSING naming it (requirePayment, requireWebhookSecrets).
 const paymentSchema = z.object({
   apiUrl: url.optional(),
-  merchantId: text.optional(),
-  apiKey: text.optional(),
+  merchantId: headerText.optional(),
+  apiKey: headerText.optional(),
   webhookSecret: z.union([text, z.array(text).min(1)], required('a string or an array of strings')).optional(),
 });
 

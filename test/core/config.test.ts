@@ -93,6 +93,20 @@ describe('configuration', () => {
   it('http options are validated', () => {
     const error = configError(() => createPay({ env, http: { attemptTimeoutMs: -5 } }));
     expect(error.message).toContain('http.attemptTimeoutMs');
+    // Past Node's longest timer, every attempt would time out at once.
+    expect(configError(() => createPay({ env, http: { attemptTimeoutMs: 2 ** 31 } })).message).toMatch(/http\.attemptTimeoutMs.*at most 2147483647/);
+  });
+
+  it('refuses a merchant id or API key no HTTP header can carry, without echoing it', () => {
+    for (const [field, value] of [['apiKey', 'sk_live_do_not_echo\nsecond line'], ['apiKey', 'sk live do_not_echo'], ['merchantId', 'm\u0000do_not_echo'], ['apiKey', 'sk_\u00e9_do_not_echo']] as const) {
+      const error = configError(() => createPay({ env, payment: { apiUrl: 'https://p.test', merchantId: 'm', apiKey: 'k', webhookSecret: 'w', [field]: value } }));
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).toContain(`payment.${field}`);
+      expect(error.message).toContain('printable ASCII');
+      expect(`${error.message} ${JSON.stringify(error)} ${inspect(error)}`).not.toContain('do_not_echo');
+    }
+    // Surrounding whitespace (a key read from a file keeps its newline) is trimmed, as before.
+    expect(createPay({ env, payment: { apiUrl: 'https://p.test', merchantId: 'm', apiKey: ' sk_ok\n', webhookSecret: 'w' } }).config.payment.apiKey?.reveal()).toBe('sk_ok');
   });
 
   it("http.transport defaults to 'auto', accepts 'fetch', and refuses anything else naming the option", () => {
