@@ -3,6 +3,7 @@ import { PayError, UpstreamError } from './errors.js';
 import { jsonSyntaxCause } from './json-syntax-cause.js';
 import { BodyDecodingError } from './transport/decompress.js';
 import { fetchTransport } from './transport/fetch.js';
+import { ResponseTooLargeError } from './transport/limit.js';
 import { selectTransport, type Transport, type UpstreamResponse } from './transport/index.js';
 import type { Logger } from './types.js';
 
@@ -90,6 +91,9 @@ function systemCodeOf(error: unknown): string | undefined {
 }
 
 function toTransportError(error: unknown, call: UpstreamCall, where: string, attemptTimeoutMs: number): PayError {
+  if (error instanceof ResponseTooLargeError) {
+    return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where}, but ${error.message}; it was not read further.`, { cause: error, details: { service: call.service } });
+  }
   if (error instanceof BodyDecodingError) {
     return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where}, but ${error.message}.`, { cause: error, details: { service: call.service } });
   }

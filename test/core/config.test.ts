@@ -106,7 +106,7 @@ describe('configuration', () => {
       expect(`${error.message} ${JSON.stringify(error)} ${inspect(error)}`).not.toContain('do_not_echo');
     }
     // Surrounding whitespace (a key read from a file keeps its newline) is trimmed, as before.
-    expect(createPay({ env, payment: { apiUrl: 'https://p.test', merchantId: 'm', apiKey: ' sk_ok\n', webhookSecret: 'w' } }).config.payment.apiKey?.reveal()).toBe('sk_ok');
+    expect(createPay({ env, payment: { apiUrl: 'https://p.test', merchantId: 'm', apiKey: ' sk_ok\n', webhookSecret: 'w' } }).config.payment?.apiKey?.reveal()).toBe('sk_ok');
   });
 
   it("http.transport defaults to 'auto', accepts 'fetch', and refuses anything else naming the option", () => {

@@ -5,6 +5,10 @@ import { resolveConfig, type HttpPolicy } from '../../src/core/config.js';
 import { callUpstream } from '../../src/core/http.js';
 import { BodyDecodingError } from '../../src/core/transport/decompress.js';
 import { startLocalServer, type LocalServer } from '../helpers/local-server.js';
+import { gzipSync } from 'node:zlib';
+import { MAX_RESPONSE_BYTES } from '../../src/core/transport/limit.js';
+
+const BOMB = gzipSync(Buffer.alloc(MAX_RESPONSE_BYTES + 1, 0x20), { level: 9 });
 
 const hits = new Map<string, number>();
 let local: LocalServer;
@@ -20,6 +24,8 @@ beforeAll(async () => {
         return res.writeHead(503, { 'content-type': 'text/plain' }).end('try later');
       case '/retry-later':
         return res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '5' }).end('try in 5 s');
+      case '/bomb':
+        return res.writeHead(502, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(BOMB);
       case '/headers':
         return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(req.headers));
       default:
@@ -75,6 +81,15 @@ describe('callUpstream', () => {
     expect(payError.details).toEqual({ service: 'commerce' });
     expect(payError.cause).toBeInstanceOf(BodyDecodingError);
     expect(hits.get('/corrupt')).toBe(1);
+  });
+
+  it.each(['auto', 'fetch'] as const)('an answer past the size limit (transport %s): UPSTREAM_INVALID_RESPONSE, not retried, not passed on', async (transport) => {
+    hits.delete('/bomb');
+    const error = await callUpstream(get('/bomb'), policy({ transport })).then(() => undefined, (e: unknown) => e);
+    expect(error).toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', status: 502, details: { service: 'commerce' } });
+    expect((error as Error).message).toContain('GET /bomb');
+    expect((error as Error).message).toContain('longer than 64 MiB');
+    expect(hits.get('/bomb')).toBe(1);
   });
 
   it("http.transport 'fetch' sends through fetch, 'auto' through node:http on Node", async () => {

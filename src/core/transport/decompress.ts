@@ -1,4 +1,5 @@
 import type { ZlibOptions } from 'node:zlib';
+import { MAX_RESPONSE_BYTES, ResponseTooLargeError } from './limit.js';
 
 type Zlib = Pick<typeof import('node:zlib'), 'gunzip' | 'inflate' | 'brotliDecompress' | 'constants'>;
 type Decode = (body: Buffer, options: ZlibOptions, done: (error: Error | null, result: Buffer) => void) => void;
@@ -16,8 +17,9 @@ export class BodyDecodingError extends Error {
  * thread. Like fetch, a stream cut short yields what it holds; an unknown coding leaves the bytes as sent.
  */
 export function createDecompressor(zlib: Zlib): (encoding: string | undefined, body: Buffer) => Promise<Buffer> {
-  const flush = { finishFlush: zlib.constants.Z_SYNC_FLUSH };
-  const brotliFlush = { finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH };
+  // Bounded like the bytes that arrive: a small compressed answer may expand without end.
+  const flush = { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: MAX_RESPONSE_BYTES };
+  const brotliFlush = { finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH, maxOutputLength: MAX_RESPONSE_BYTES };
   const decoders: Record<string, [Decode, ZlibOptions]> = {
     gzip: [zlib.gunzip as Decode, flush],
     'x-gzip': [zlib.gunzip as Decode, flush],
@@ -35,6 +37,7 @@ export function createDecompressor(zlib: Zlib): (encoding: string | undefined, b
       for (const coding of codings.reverse()) body = await decodeOne(decoders[coding]!, body);
       return body;
     } catch (error) {
+      if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new ResponseTooLargeError();
       throw new BodyDecodingError(encoding!, error);
     }
   };

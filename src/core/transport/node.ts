@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { createDecompressor } from './decompress.js';
+import { declaredTooLarge, MAX_RESPONSE_BYTES, ResponseTooLargeError } from './limit.js';
 import type { Transport, UpstreamHeaders } from './index.js';
 
 export interface NodeHttpModules {
@@ -41,9 +42,15 @@ export function nodeTransport({ http, https, zlib }: NodeHttpModules): Transport
     const outgoing = send(url, { method: request.method, headers }, (response) => {
       const chunks: Buffer[] = [];
       let length = 0;
+      const tooLarge = () => {
+        settle(new ResponseTooLargeError());
+        response.destroy();
+      };
+      if (declaredTooLarge(response.headers['content-length'])) return tooLarge();
       response.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
         length += chunk.length;
+        if (length > MAX_RESPONSE_BYTES) tooLarge();
       });
       response.on('error', (error) => settle(error));
       response.on('end', () => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectTransport, type Transport, type UpstreamResponse } from '../../../src/core/transport/index.js';
 import { BodyDecodingError } from '../../../src/core/transport/decompress.js';
 import { fetchTransport } from '../../../src/core/transport/fetch.js';
+import { MAX_RESPONSE_BYTES, ResponseTooLargeError } from '../../../src/core/transport/limit.js';
 import { nodeTransport } from '../../../src/core/transport/node.js';
 import { freePort } from '../../helpers/free-port.js';
 import { startLocalServer, type LocalServer } from '../../helpers/local-server.js';
@@ -20,6 +21,9 @@ const COMPRESS: Record<string, (body: Buffer) => Buffer> = {
   br: (body) => zlib.brotliCompressSync(body),
 };
 const GZIPPED = zlib.gzipSync(BIG_BODY);
+// One byte past the limit, and a compression bomb: about 65 KB on the wire that expand past it.
+const PAST_LIMIT = Buffer.alloc(MAX_RESPONSE_BYTES + 1, 0x20);
+const BOMB = zlib.gzipSync(PAST_LIMIT, { level: 9 });
 
 /** Tells a test when a request reached the server, so it aborts a request that is really in flight. */
 const arrivals = new EventEmitter();
@@ -71,6 +75,16 @@ beforeAll(async () => {
           return res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'x-custom' }).end('bytes as sent');
         case '/corrupt':
           return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end('this is not gzip');
+        case '/past-limit':
+          return res.writeHead(400, { 'content-type': 'application/json' }).end(PAST_LIMIT);
+        case '/past-limit-chunked': {
+          // No Content-Length: only counting the bytes as they come can stop it.
+          res.writeHead(400, { 'content-type': 'application/json' });
+          for (let i = 0; i < PAST_LIMIT.length; i += 1 << 20) res.write(PAST_LIMIT.subarray(i, i + (1 << 20)));
+          return res.end();
+        }
+        case '/bomb':
+          return res.writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(BOMB);
         case '/hang':
           return; // never answers
         case '/stall':
@@ -124,6 +138,17 @@ describe.each([
       expect(res.body.byteOffset).toBe(0);
       expect(res.body.buffer.byteLength).toBe(BIG_BODY.length);
     }
+  });
+
+  it('refuses an answer past the size limit, declared, streamed or decompressed, without reading it all', async () => {
+    expect(BOMB.length).toBeLessThan(MAX_RESPONSE_BYTES / 100);
+    for (const path of ['/past-limit', '/past-limit-chunked', '/bomb']) {
+      const error = await rejection(transport(get(path), signal()));
+      expect([path, error]).toEqual([path, expect.any(ResponseTooLargeError)]);
+      expect(error.message).toContain('64 MiB');
+    }
+    // The connection pool is still usable afterwards.
+    sameBytes((await transport(get('/json'), signal())).body, JSON_BODY);
   });
 
   it('answers a HEAD with an empty body, whatever Content-Length says', async () => {
