@@ -145,6 +145,8 @@ describe('sandbox: webhook delivery', () => {
     await sb.webhooks.idle();
     expect(receiver.received.map((r) => JSON.parse(r.body).data)).toEqual([expect.objectContaining({ payment_id: res.json.payment_id, status: 'canceled' })]);
     expect(() => sb.setWebhookUrl('ftp://example.com/')).toThrow(TypeError);
+    // 0 would mean "no time-out" to node:http: a receiver that never answers would hold its delivery for ever.
+    await expect(startSandbox({ webhookRetry: { timeoutMs: 0 } })).rejects.toThrow(/webhookRetry\.timeoutMs must be above 0/);
   });
 
   it('close() cancels pending retries promptly', async () => {

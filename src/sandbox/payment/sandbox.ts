@@ -16,6 +16,11 @@ import type { Sandbox, SandboxOptions } from './types.js';
 import { WebhookSender } from './webhooks.js';
 import { redacted } from '../../core/secret.js';
 
+function positive(name: string, value: number): number {
+  if (nonNegative(name, value) === 0) throw new TypeError(`${name} must be above 0`);
+  return value;
+}
+
 function nonNegative(name: string, value: number): number {
   if (typeof value !== 'number' || Number.isNaN(value) || value < 0) throw new TypeError(`${name} must be a non-negative number`);
   return value;
@@ -38,7 +43,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     url: options.webhookUrl,
     attempts,
     baseDelayMs: nonNegative('webhookRetry.baseDelayMs', options.webhookRetry?.baseDelayMs ?? 100),
-    timeoutMs: nonNegative('webhookRetry.timeoutMs', options.webhookRetry?.timeoutMs ?? 5000),
+    // 0 would mean "no time-out" to node:http, and a receiver that never answers would hold its delivery for ever.
+    timeoutMs: positive('webhookRetry.timeoutMs', options.webhookRetry?.timeoutMs ?? 5000),
     duplicates,
   });
   const payments = new PaymentStore(now, (payment) => void webhooks.paymentEvent(payment), nonNegative('confirmDelayMs', options.confirmDelayMs ?? 0));

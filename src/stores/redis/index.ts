@@ -57,7 +57,10 @@ export function redisStores(client: RedisClientLike, options: RedisStoresOptions
   if (cluster && !/\{[^}]+\}/.test(prefix)) {
     throw new TypeError(`redisStores: on a Redis Cluster the prefix needs a hash tag, e.g. '{${prefix.replace(/:$/, '')}}:', so that the keys each script touches share a slot (got '${prefix}').`);
   }
-  if (timeout !== false && !(Number.isFinite(timeout) && timeout > 0)) throw new TypeError('redisStores: commandTimeoutMs must be a positive number of milliseconds, or false.');
+  // Past 2^31 - 1 Node clamps the timer to 1 ms, and every command would time out at once: false means "never".
+  if (timeout !== false && !(Number.isFinite(timeout) && timeout > 0 && timeout <= 2_147_483_647)) {
+    throw new TypeError('redisStores: commandTimeoutMs must be a positive number of milliseconds up to 2147483647, or false for none.');
+  }
   const redis = new RedisCommands(client, timeout);
   return {
     claims: new RedisClaimStore(redis, prefix),

@@ -153,6 +153,7 @@ describe('RedisClaimStore', () => {
   it('rejects a client it cannot drive, and bad options', () => {
     expect(() => redisStores({} as RedisClientLike)).toThrow(/ioredis client .* or a node-redis client/);
     expect(() => redisStores(ioredis, { commandTimeoutMs: 0 })).toThrow(/commandTimeoutMs/);
+    expect(() => redisStores(ioredis, { commandTimeoutMs: 2 ** 31 })).toThrow(/up to 2147483647, or false for none/);
   });
 });
 
