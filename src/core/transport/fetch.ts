@@ -28,15 +28,17 @@ async function readBounded(res: Response): Promise<Uint8Array> {
     throw new ResponseTooLargeError();
   }
   if (!res.body) return new Uint8Array(0);
+  // A reader, not `for await`: edge runtimes do not all make a ReadableStream async-iterable.
+  const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let length = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    length += chunk.byteLength;
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    length += read.value.byteLength;
     if (length > MAX_RESPONSE_BYTES) {
-      await res.body.cancel().catch(() => {});
+      await reader.cancel().catch(() => {});
       throw new ResponseTooLargeError();
     }
-    chunks.push(chunk);
+    chunks.push(read.value);
   }
   const bytes = new Uint8Array(length);
   let offset = 0;
