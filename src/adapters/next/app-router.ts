@@ -2,6 +2,7 @@ import { toPayError } from '../../core/errors.js';
 import type { Pay, PayOptions } from '../../core/pay.js';
 import { resolvePay } from '../../core/resolve-pay.js';
 import { routeNotFound } from '../../core/router.js';
+import { readLimited } from '../../core/read-limited.js';
 import { bodyTooLarge } from '../../core/request-body.js';
 import type { PayResponse } from '../../core/types.js';
 
@@ -27,7 +28,7 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
     let response: PayResponse | null;
     try {
       // A body read before us (a wrapper that called request.json()) cannot be read again: the webhook route names the fix.
-      const rawBody = request.method === 'GET' || request.bodyUsed ? undefined : await readLimited(request, pay.maxBodyBytes);
+      const rawBody = request.method === 'GET' || request.bodyUsed ? undefined : await readBody(request, pay.maxBodyBytes);
       response = await pay.handle({ method: request.method, path, headers: request.headers, rawBody, framework: 'next-app' });
     } catch (error) {
       response = toPayError(error).toResponse();
@@ -49,25 +50,10 @@ export function catchAllPath(segments: string | string[] | undefined): string {
 }
 
 /** Reads a Fetch body with a byte limit, without buffering past it. */
-async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+async function readBody(request: Request, limit: number): Promise<Uint8Array> {
   const tooLarge = () => bodyTooLarge(limit);
   if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
-  if (!request.body) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > limit) throw tooLarge();
-    chunks.push(chunk);
-  }
-  if (chunks.length === 1) return chunks[0] as Uint8Array;
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
+  return readLimited(request.body, limit, tooLarge);
 }
 
 function toFetchResponse(response: PayResponse): Response {

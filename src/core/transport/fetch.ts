@@ -1,5 +1,6 @@
 import { BodyDecodingError } from './decompress.js';
 import type { Transport } from './index.js';
+import { readLimited } from '../read-limited.js';
 import { declaredTooLarge, MAX_RESPONSE_BYTES, ResponseTooLargeError } from './limit.js';
 
 /** The Fetch API: edge runtimes and any runtime without node:http. */
@@ -21,30 +22,14 @@ export const fetchTransport: Transport = async (request, signal) => {
   return { status: res.status, ok: res.ok, headers: res.headers, body: bytes };
 };
 
-/** The body, decompressed, refused once past MAX_RESPONSE_BYTES (the stream is cancelled there). */
+/** The body, decompressed, in a buffer of its own (as node:http's), refused once past MAX_RESPONSE_BYTES. */
 async function readBounded(res: Response): Promise<Uint8Array> {
+  const tooLarge = () => new ResponseTooLargeError();
   if (declaredTooLarge(res.headers.get('content-length')) && !res.headers.has('content-encoding')) {
-    await res.body?.cancel();
-    throw new ResponseTooLargeError();
+    await res.body?.cancel().catch(() => {});
+    throw tooLarge();
   }
-  if (!res.body) return new Uint8Array(0);
-  // A reader, not `for await`: edge runtimes do not all make a ReadableStream async-iterable.
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  for (let read = await reader.read(); !read.done; read = await reader.read()) {
-    length += read.value.byteLength;
-    if (length > MAX_RESPONSE_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw new ResponseTooLargeError();
-    }
-    chunks.push(read.value);
-  }
-  const bytes = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  const body = await readLimited(res.body, MAX_RESPONSE_BYTES, tooLarge);
+  // A single chunk may be a view into a larger buffer that a caller reading `.buffer` would see.
+  return body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : body.slice();
 }
