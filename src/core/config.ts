@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PayError } from './errors.js';
+import { MAX_TIMER_MS } from './max-timer.js';
 import { Secret } from './secret.js';
 
 /** The environment variable each option falls back to; error messages name both. */
@@ -65,7 +66,7 @@ const required = (what: string) => ({
 const text = z.string(required('a non-empty string')).trim().min(1, 'must not be empty');
 const url = z.url({ protocol: /^https?$/, ...required('an http(s) URL such as https://pay.example.com') });
 // Node clamps a longer timer to 1 ms, which would time every call out at once.
-const positiveMs = z.number().int().positive().max(2_147_483_647, 'must be at most 2147483647 ms (about 24.8 days), the longest timer Node keeps');
+const positiveMs = z.number().int().positive().max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days), the longest timer Node keeps`);
 // Sent in an HTTP header: a line break or other control character would make the request fail before it
 // is sent, and fetch's error names the value, which would then reach the logs.
 const headerText = text.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces or line breaks (it is sent in an HTTP header)');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../shared/http.js';
-import { MAX_TIMER_MS } from '../shared/sleeper.js';
+import { MAX_TIMER_MS } from '../../core/max-timer.js';
 import type { SandboxPayment, SandboxPaymentMethod, SandboxPaymentStatus } from './types.js';
 
 export const PAYMENT_STATUSES: readonly SandboxPaymentStatus[] = ['processing', 'requires_action', 'pending', 'succeeded', 'declined', 'canceled'];

@@ -1,5 +1,4 @@
-/** The longest delay setTimeout honours: past it, Node fires after 1 ms. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+import { MAX_TIMER_MS } from '../../core/max-timer.js';
 
 /** Timers a fake service can cut short: on close, every pending wait resolves at once. */
 export class Sleeper {

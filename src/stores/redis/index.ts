@@ -9,6 +9,7 @@
  * Works with ioredis 5 and with the official `redis` client (v4 and later); neither is imported here.
  */
 import type { StoreOptions } from '../../core/stores/index.js';
+import { MAX_TIMER_MS } from '../../core/max-timer.js';
 import { RedisAdminTokenStore } from './admin-token-store.js';
 import { RedisCheckpointStore } from './checkpoint-store.js';
 import { RedisClaimStore } from './claim-store.js';
@@ -58,8 +59,8 @@ export function redisStores(client: RedisClientLike, options: RedisStoresOptions
     throw new TypeError(`redisStores: on a Redis Cluster the prefix needs a hash tag, e.g. '{${prefix.replace(/:$/, '')}}:', so that the keys each script touches share a slot (got '${prefix}').`);
   }
   // Past 2^31 - 1 Node clamps the timer to 1 ms, and every command would time out at once: false means "never".
-  if (timeout !== false && !(Number.isFinite(timeout) && timeout > 0 && timeout <= 2_147_483_647)) {
-    throw new TypeError('redisStores: commandTimeoutMs must be a positive number of milliseconds up to 2147483647, or false for none.');
+  if (timeout !== false && !(Number.isFinite(timeout) && timeout > 0 && timeout <= MAX_TIMER_MS)) {
+    throw new TypeError(`redisStores: commandTimeoutMs must be a positive number of milliseconds up to ${MAX_TIMER_MS}, or false for none.`);
   }
   const redis = new RedisCommands(client, timeout);
   return {
