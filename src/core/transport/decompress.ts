@@ -1,8 +1,6 @@
-import type { ZlibOptions } from 'node:zlib';
-import { MAX_RESPONSE_BYTES, ResponseTooLargeError } from './limit.js';
+import type { Transform } from 'node:stream';
 
-type Zlib = Pick<typeof import('node:zlib'), 'gunzip' | 'inflate' | 'brotliDecompress' | 'constants'>;
-type Decode = (body: Buffer, options: ZlibOptions, done: (error: Error | null, result: Buffer) => void) => void;
+type Zlib = Pick<typeof import('node:zlib'), 'createGunzip' | 'createInflate' | 'createBrotliDecompress' | 'constants'>;
 
 /** A body the upstream sent compressed that does not decompress: an answer, but not a usable one. */
 export class BodyDecodingError extends Error {
@@ -13,32 +11,23 @@ export class BodyDecodingError extends Error {
 }
 
 /**
- * Undoes a Content-Encoding, the last coding applied first (`gzip, br` is br over gzip), off the main
- * thread. Like fetch, a stream cut short yields what it holds; an unknown coding leaves the bytes as sent.
+ * The decoders that undo a Content-Encoding, in the order the body goes through them (the last coding
+ * applied first: `gzip, br` is br over gzip). Streams, so an answer is decompressed and counted as it
+ * arrives, and one that expands without end is stopped early. Like fetch, a stream cut short yields what
+ * it holds; no coding, or one this does not know, leaves the bytes as sent (no decoders).
  */
-export function createDecompressor(zlib: Zlib): (encoding: string | undefined, body: Buffer) => Promise<Buffer> {
-  // Bounded like the bytes that arrive: a small compressed answer may expand without end.
-  const flush = { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: MAX_RESPONSE_BYTES };
-  const brotliFlush = { finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH, maxOutputLength: MAX_RESPONSE_BYTES };
-  const decoders: Record<string, [Decode, ZlibOptions]> = {
-    gzip: [zlib.gunzip as Decode, flush],
-    'x-gzip': [zlib.gunzip as Decode, flush],
-    deflate: [zlib.inflate as Decode, flush],
-    br: [zlib.brotliDecompress as Decode, brotliFlush as ZlibOptions],
+export function createDecoders(zlib: Zlib): (encoding: string | undefined) => Transform[] {
+  const flush = { finishFlush: zlib.constants.Z_SYNC_FLUSH };
+  const brotliFlush = { finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH };
+  const decoders: Record<string, () => Transform> = {
+    gzip: () => zlib.createGunzip(flush),
+    'x-gzip': () => zlib.createGunzip(flush),
+    deflate: () => zlib.createInflate(flush),
+    br: () => zlib.createBrotliDecompress(brotliFlush),
   };
-  const decodeOne = (decoder: [Decode, ZlibOptions], body: Buffer) =>
-    new Promise<Buffer>((resolve, reject) => decoder[0](body, decoder[1], (error, result) => (error ? reject(error) : resolve(result))));
-
-  return async (encoding, body) => {
+  return (encoding) => {
     const codings = (encoding ?? '').split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '' && coding !== 'identity');
-    // An empty body (HEAD, 204, 304) has nothing to decompress, whatever the header says.
-    if (codings.length === 0 || body.length === 0 || codings.some((coding) => !(coding in decoders))) return body;
-    try {
-      for (const coding of codings.reverse()) body = await decodeOne(decoders[coding]!, body);
-      return body;
-    } catch (error) {
-      if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new ResponseTooLargeError();
-      throw new BodyDecodingError(encoding!, error);
-    }
+    if (codings.some((coding) => !(coding in decoders))) return [];
+    return codings.reverse().map((coding) => decoders[coding]!());
   };
 }

@@ -1,7 +1,7 @@
 import { BodyDecodingError } from './decompress.js';
 import type { Transport } from './index.js';
 import { readLimited } from '../read-limited.js';
-import { declaredTooLarge, MAX_RESPONSE_BYTES, ResponseTooLargeError } from './limit.js';
+import { declaredTooLarge, hasBody, MAX_RESPONSE_BYTES, ResponseTooLargeError } from './limit.js';
 
 /** The Fetch API: edge runtimes and any runtime without node:http. */
 export const fetchTransport: Transport = async (request, signal) => {
@@ -9,7 +9,7 @@ export const fetchTransport: Transport = async (request, signal) => {
   let bytes: Uint8Array;
   try {
     // Reading the body under the same signal makes the time-out cover a body that trickles or hangs.
-    bytes = await readBounded(res);
+    bytes = await readBounded(res, hasBody(request.method, res.status));
   } catch (error) {
     if (error instanceof ResponseTooLargeError) throw error;
     const encoding = res.headers.get('content-encoding');
@@ -23,9 +23,9 @@ export const fetchTransport: Transport = async (request, signal) => {
 };
 
 /** The body, decompressed, in a buffer of its own (as node:http's), refused once past MAX_RESPONSE_BYTES. */
-async function readBounded(res: Response): Promise<Uint8Array> {
+async function readBounded(res: Response, withBody: boolean): Promise<Uint8Array> {
   const tooLarge = () => new ResponseTooLargeError();
-  if (declaredTooLarge(res.headers.get('content-length')) && !res.headers.has('content-encoding')) {
+  if (withBody && declaredTooLarge(res.headers.get('content-length')) && !res.headers.has('content-encoding')) {
     await res.body?.cancel().catch(() => {});
     throw tooLarge();
   }

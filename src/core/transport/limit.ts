@@ -17,3 +17,8 @@ export class ResponseTooLargeError extends Error {
 export function declaredTooLarge(contentLength: string | null | undefined): boolean {
   return contentLength != null && Number(contentLength) > MAX_RESPONSE_BYTES;
 }
+
+/** Whether an answer carries a body: never to HEAD, never with 204 or 304 (RFC 9110), whatever its headers say. */
+export function hasBody(method: string, status: number): boolean {
+  return method !== 'HEAD' && status !== 204 && status !== 304;
+}

@@ -1,12 +1,13 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { createDecompressor } from './decompress.js';
-import { declaredTooLarge, MAX_RESPONSE_BYTES, ResponseTooLargeError } from './limit.js';
+import type { Readable } from 'node:stream';
+import { BodyDecodingError, createDecoders } from './decompress.js';
+import { declaredTooLarge, hasBody, MAX_RESPONSE_BYTES, ResponseTooLargeError } from './limit.js';
 import type { Transport, UpstreamHeaders } from './index.js';
 
 export interface NodeHttpModules {
   http: Pick<typeof import('node:http'), 'request'>;
   https: Pick<typeof import('node:https'), 'request'>;
-  zlib: Pick<typeof import('node:zlib'), 'gunzip' | 'inflate' | 'brotliDecompress' | 'constants'>;
+  zlib: Pick<typeof import('node:zlib'), 'createGunzip' | 'createInflate' | 'createBrotliDecompress' | 'constants'>;
 }
 
 /**
@@ -14,7 +15,7 @@ export interface NodeHttpModules {
  * decompresses them, trims header values, and rejects with the signal's reason when it aborts.
  */
 export function nodeTransport({ http, https, zlib }: NodeHttpModules): Transport {
-  const decompress = createDecompressor(zlib);
+  const decodersFor = createDecoders(zlib);
 
   return (request, signal) => new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
@@ -40,27 +41,48 @@ export function nodeTransport({ http, https, zlib }: NodeHttpModules): Transport
 
     const send = url.protocol === 'https:' ? https.request : http.request;
     const outgoing = send(url, { method: request.method, headers }, (response) => {
+      const status = response.statusCode!;
+      const encoding = response.headers['content-encoding'];
+      // A HEAD, 204 or 304 answer has no body, whatever its headers say: nothing to bound or decompress.
+      const withBody = hasBody(request.method, status);
+      const decoders = withBody ? decodersFor(encoding) : [];
+      const stop = () => {
+        response.destroy();
+        for (const decoder of decoders) decoder.destroy();
+      };
+      if (withBody && declaredTooLarge(response.headers['content-length'])) {
+        settle(new ResponseTooLargeError());
+        return stop();
+      }
+      response.on('error', (error) => {
+        settle(error);
+        stop();
+      });
+      let body: Readable = response;
+      for (const decoder of decoders) {
+        decoder.on('error', (error) => {
+          settle(new BodyDecodingError(encoding!, error));
+          stop();
+        });
+        body = body.pipe(decoder);
+      }
+      // Counted after decompression, as it arrives: a small compressed answer may expand without end.
       const chunks: Buffer[] = [];
       let length = 0;
-      const tooLarge = () => {
-        settle(new ResponseTooLargeError());
-        response.destroy();
-      };
-      if (declaredTooLarge(response.headers['content-length'])) return tooLarge();
-      response.on('data', (chunk: Buffer) => {
+      body.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
         length += chunk.length;
-        if (length > MAX_RESPONSE_BYTES) tooLarge();
+        if (length > MAX_RESPONSE_BYTES) {
+          settle(new ResponseTooLargeError());
+          stop();
+        }
       });
-      response.on('error', (error) => settle(error));
-      response.on('end', () => {
+      body.on('end', () => {
         // A buffer of its own (not a view into Node's pool), like fetch's: callers may keep it, or read `.buffer`.
-        const raw = Buffer.allocUnsafeSlow(length);
+        const whole = Buffer.allocUnsafeSlow(length);
         let offset = 0;
-        for (const chunk of chunks) offset += chunk.copy(raw, offset);
-        const encoding = response.headers['content-encoding'];
-        if (encoding === undefined) return settle(undefined, response, raw);
-        decompress(encoding, raw).then((body) => settle(undefined, response, body), (error: unknown) => settle(error));
+        for (const chunk of chunks) offset += chunk.copy(whole, offset);
+        settle(undefined, response, whole);
       });
     });
     outgoing.on('error', (error) => settle(error));

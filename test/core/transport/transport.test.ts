@@ -85,6 +85,21 @@ beforeAll(async () => {
         }
         case '/bomb':
           return res.writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(BOMB);
+        case '/declared-past-limit':
+          // Claims more than the limit, sends a little and stalls: only the declared length can refuse it in time.
+          res.writeHead(400, { 'content-type': 'application/json', 'content-length': String(MAX_RESPONSE_BYTES + 1) });
+          return void res.write('{"error":');
+        case '/endless-bomb': {
+          // A gzip stream that expands past the limit and never ends: only counting as it arrives can stop it.
+          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+          const gzip = zlib.createGzip();
+          gzip.pipe(res);
+          const zeros = Buffer.alloc(16 << 20, 0x20);
+          for (let i = 0; i < 5; i++) gzip.write(zeros);
+          return void gzip.flush();
+        }
+        case '/head-huge':
+          return res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(MAX_RESPONSE_BYTES * 4) }).end();
         case '/hang':
           return; // never answers
         case '/stall':
@@ -149,6 +164,20 @@ describe.each([
     }
     // The connection pool is still usable afterwards.
     sameBytes((await transport(get('/json'), signal())).body, JSON_BODY);
+  });
+
+  it('refuses a declared length past the limit and an endless compressed stream at once, not at the time-out', async () => {
+    for (const path of ['/declared-past-limit', '/endless-bomb']) {
+      // Checked only at the end, either would stall until the signal's time-out: a TimeoutError.
+      const error = await rejection(transport(get(path), AbortSignal.timeout(5_000)));
+      expect([path, error]).toEqual([path, expect.any(ResponseTooLargeError)]);
+    }
+  });
+
+  it('reads a HEAD answer whose Content-Length is past the limit: it has no body', async () => {
+    const res = await transport({ method: 'HEAD', url: `${base}/head-huge` }, signal());
+    expect(res.status).toBe(200);
+    expect(res.body.length).toBe(0);
   });
 
   it('answers a HEAD with an empty body, whatever Content-Length says', async () => {
