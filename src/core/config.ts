@@ -64,7 +64,14 @@ const required = (what: string) => ({
   error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is missing' : `must be ${what}`),
 });
 const text = z.string(required('a non-empty string')).trim().min(1, 'must not be empty');
-const url = z.url({ protocol: /^https?$/, ...required('an http(s) URL such as https://pay.example.com') });
+// fetch refuses a URL with credentials in an error that quotes it whole, password included.
+const withoutCredentials = (value: string) => {
+  const { username, password } = new URL(value);
+  return username === '' && password === '';
+};
+const url = z
+  .url({ protocol: /^https?$/, ...required('an http(s) URL such as https://pay.example.com') })
+  .refine(withoutCredentials, 'must not carry a user name or password (user:password@): the library sends its own credentials');
 // Node clamps a longer timer to 1 ms, which would time every call out at once.
 const positiveMs = z.number().int().positive().max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days), the longest timer Node keeps`);
 // Sent in an HTTP header: a line break or other control character would make the request fail before it

@@ -109,6 +109,21 @@ describe('configuration', () => {
     expect(createPay({ env, payment: { apiUrl: 'https://p.test', merchantId: 'm', apiKey: ' sk_ok\n', webhookSecret: 'w' } }).config.payment?.apiKey?.reveal()).toBe('sk_ok');
   });
 
+  it('refuses a service URL with a user name or password in it, without echoing them', () => {
+    // fetch refuses such a URL with an error quoting it whole; node:http would send the pair as Basic auth.
+    for (const [field, options] of [
+      ['payment.apiUrl', { payment: { apiUrl: 'https://proxyuser:pw_do_not_echo@pay.test' } }],
+      ['commerce.url', { commerce: { url: 'https://admin:pw_do_not_echo@shop.test', username: 'admin', password: 'p' } }],
+    ] as const) {
+      const error = configError(() => createPay({ env, ...options }));
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).toContain(`${field}`);
+      expect(error.message).toContain('user name or password');
+      expect(`${error.message} ${JSON.stringify(error)} ${inspect(error)}`).not.toContain('pw_do_not_echo');
+    }
+    expect(configError(() => createPay({ env: { ...env, COMMERCE_URL: 'https://admin:pw_do_not_echo@shop.test', COMMERCE_USERNAME: 'a', COMMERCE_PASSWORD: 'p' } })).message).toContain('COMMERCE_URL');
+  });
+
   it("http.transport defaults to 'auto', accepts 'fetch', and refuses anything else naming the option", () => {
     expect(resolveConfig({ env }).http.transport).toBe('auto');
     expect(resolveConfig({ env, http: { transport: 'fetch' } }).http.transport).toBe('fetch');

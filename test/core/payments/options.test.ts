@@ -34,6 +34,11 @@ describe('terminal statuses', () => {
     expect(bad({ statusAuth: 'bearer' })).toMatchObject({ code: 'CONFIG_INVALID', details: { options: ['payments.statusAuth'] } });
     expect(bad({ pollBudgetMs: -1 }).message).toContain('payments.pollBudgetMs');
     expect(bad({ extractPayment: 'data.id' }).message).toContain('payments.extractPayment');
+    // A pause past Node's longest timer would fire after 1 ms: reconcile would poll in a tight loop.
+    for (const option of ['pollIntervalMs', 'pollMaxIntervalMs']) {
+      expect(bad({ [option]: 5e9 }).message).toMatch(new RegExp(`payments\\.${option}.*at most 2147483647`));
+    }
+    expect(createPay({ env: {}, payments: { pollIntervalMs: 2 ** 31 - 1, pollMaxIntervalMs: 2 ** 31 - 1 } })).toBeDefined();
   });
 });
 
