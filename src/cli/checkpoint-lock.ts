@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { open, readFile, stat, unlink } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { link, open, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { hostname, uptime } from 'node:os';
 import { EXIT, ExitError } from './io.js';
 
 interface LockOwner {
@@ -14,8 +14,10 @@ interface LockOwner {
 /**
  * One `orders sync` per checkpoint file at a time. Two overlapping runs (a cron job that outlasts its
  * interval) would both write every order and race to save the position. The lock is `<file>.lock`,
- * created exclusively, naming the run that holds it; a lock left by a run that died (its pid is gone,
- * on this host) is taken over. Written by hand rather than with a lock library: an exclusive create
+ * naming the run that holds it: written whole to a file of its own, then hard-linked into place, which
+ * fails while another run holds it, so a lock is never seen empty or half-written. A lock left by a run
+ * that died (on this host: its pid is gone, or is this very process, or it predates the last boot) is
+ * taken over. Written by hand rather than with a lock library: an exclusive create
  * and a pid check are all it needs, where proper-lockfile would bring three packages and a timer.
  * Resolves to the release, which removes the lock only while it is still this run's.
  */
@@ -23,31 +25,42 @@ export async function lockCheckpoint(file: string): Promise<() => Promise<void>>
   const path = `${file}.lock`;
   const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: randomUUID() };
   const mine = `${JSON.stringify(me)}\n`;
+  const draft = `${path}.${me.token}`;
+  await writeFile(draft, mine, { flag: 'wx' });
+  // Known as ours before it appears, so a run of this process that reads it never takes it for a dead one.
+  heldHere.add(me.token);
   let owner: LockOwner | undefined;
-  // Three tries: the lock may vanish between a failed create and the read, or be a dead run's (or a
-  // half-made one's) to take over.
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const handle = await open(path, 'wx');
+  try {
+    // Three tries: the lock may vanish between a failed link and the read, or be a dead run's (or a
+    // half-made one's) to take over.
+    for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await handle.writeFile(mine);
-      } finally {
-        await handle.close();
+        await link(draft, path);
+        return async () => {
+          if ((await readFile(path, 'utf8').catch(() => undefined)) === mine) await unlink(path).catch(() => {});
+          heldHere.delete(me.token);
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
-      return async () => {
-        if ((await readFile(path, 'utf8').catch(() => undefined)) === mine) await unlink(path).catch(() => {});
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const seen = await readFile(path, 'utf8').catch(() => undefined);
+      if (seen === undefined) continue; // released between our link and our read: try again
+      owner = parseOwner(seen);
+      if (owner ? !isGone(owner) : !(await isLeftover(path))) break;
+      await removeDeadLock(path, seen);
     }
-    const seen = await readFile(path, 'utf8').catch(() => undefined);
-    if (seen === undefined) continue; // released between our create and our read: try again
-    owner = parseOwner(seen);
-    if (owner ? !isGone(owner) : !(await isLeftover(path))) break;
-    await removeDeadLock(path, seen);
+  } catch (error) {
+    heldHere.delete(me.token);
+    throw error;
+  } finally {
+    await unlink(draft).catch(() => {});
   }
+  heldHere.delete(me.token);
   throw busy(file, path, owner);
 }
+
+/** The tokens of the locks this process holds. A lock naming this pid with another token was left by an earlier process that had the same pid (a container's pid 1). */
+const heldHere = new Set<string>();
 
 /**
  * Removes the dead run's lock `seen`, unless another run replaced it meanwhile. Checking and removing are
@@ -77,7 +90,7 @@ async function removeDeadLock(path: string, seen: string): Promise<void> {
 function parseOwner(text: string): LockOwner | undefined {
   try {
     const value = JSON.parse(text) as Partial<LockOwner>;
-    return Number.isSafeInteger(value.pid) && typeof value.host === 'string' ? (value as LockOwner) : undefined;
+    return Number.isSafeInteger(value.pid) && value.pid! > 0 && typeof value.host === 'string' ? (value as LockOwner) : undefined;
   } catch {
     return undefined;
   }
@@ -96,9 +109,17 @@ async function isLeftover(path: string): Promise<boolean> {
   return info !== undefined && Date.now() - info.mtimeMs > LOCK_WRITE_GRACE_MS;
 }
 
-/** True only when the owner ran on this host and its process no longer exists. */
+/** Locks written this long before the computed boot time are from before it (the clock may have been stepped since). */
+const BOOT_MARGIN_MS = 60_000;
+
+/**
+ * True only when the owner ran on this host and is not running now: its process no longer exists, or its
+ * pid has been reused since, by this very process or after a reboot.
+ */
 function isGone(owner: LockOwner): boolean {
   if (owner.host !== hostname()) return false;
+  if (owner.pid === process.pid) return !heldHere.has(owner.token);
+  if (Date.parse(owner.startedAt) < Date.now() - uptime() * 1000 - BOOT_MARGIN_MS) return true;
   try {
     process.kill(owner.pid, 0); // signal 0: only asks whether the process exists
     return false;

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { access, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,6 +69,44 @@ describe('lockCheckpoint', () => {
       await winners[0]!();
       expect(await exists(`${file}.lock`)).toBe(false);
     }
+  });
+
+  it('lets exactly one of several runs take over an old empty lock: a lock being made is never seen empty', async () => {
+    // A lock used to be created empty and written a moment later: a run that read the old empty lock
+    // could then remove a new one still empty, and two runs synced (seen in up to 3 of 20 trials).
+    const old = new Date(Date.now() - 60_000);
+    for (let trial = 0; trial < 100; trial++) {
+      const file = join(dir, `empty-race-${trial}.json`);
+      await writeFile(`${file}.lock`, '');
+      await utimes(`${file}.lock`, old, old);
+      const runs = await Promise.allSettled(Array.from({ length: 4 }, () => lockCheckpoint(file)));
+      const winners = runs.flatMap((run) => (run.status === 'fulfilled' ? [run.value] : []));
+      expect([trial, winners.length]).toEqual([trial, 1]);
+      await winners[0]!();
+    }
+    // No draft is left behind.
+    expect((await readdir(dir)).filter((name) => name.startsWith('empty-race-'))).toEqual([]);
+  });
+
+  it('takes over a lock naming this very pid that this process does not hold (a restarted container is pid 1 again)', async () => {
+    const file = join(dir, 'same-pid.json');
+    await writeFile(`${file}.lock`, JSON.stringify({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: 'the crashed run' }));
+    const release = await lockCheckpoint(file);
+    expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
+    expect(await readFile(`${file}.lock`, 'utf8')).not.toContain('the crashed run');
+    await release();
+  });
+
+  it('takes over a lock written before this machine booted, even if its pid is in use again', async () => {
+    const file = join(dir, 'before-boot.json');
+    // A live process (our parent), under a lock from long before the last boot.
+    await writeFile(`${file}.lock`, JSON.stringify({ pid: process.ppid, host: hostname(), startedAt: '2000-01-01T00:00:00.000Z', token: 't' }));
+    const release = await lockCheckpoint(file);
+    expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
+    await release();
+    // The same live pid with a lock from now is a run in progress.
+    await writeFile(`${file}.lock`, JSON.stringify({ pid: process.ppid, host: hostname(), startedAt: new Date().toISOString(), token: 't' }));
+    expect((await refusal(file)).exitCode).toBe(75);
   });
 
   it("releases only its own lock: one that was taken over meanwhile stays", async () => {
