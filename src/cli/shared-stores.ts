@@ -12,13 +12,15 @@ export async function sharedStores(env: Record<string, string | undefined>): Pro
   const [{ Redis }, { redisStores }] = await Promise.all([import('ioredis'), import('../stores/redis/index.js')]);
   const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true });
   // Failures reach the command through its rejected calls; unheard, each reconnect attempt would print.
-  client.on('error', () => {});
+  // The last one is kept: a failed connect only says "Connection is closed", not why (WRONGPASS, ECONNREFUSED).
+  let lastError: Error | undefined;
+  client.on('error', (error: Error) => void (lastError = error));
   try {
     await client.connect();
   } catch (error) {
     // Else ioredis keeps reconnecting, and the process never exits.
     client.disconnect();
-    throw new PayError('STORE_UNAVAILABLE', `Could not connect to Redis at ${redisHost(url)} (REDIS_URL): ${(error as Error).message}. Check that Redis runs there, or unset REDIS_URL to use stores in memory, empty, for this run only.`, { cause: error });
+    throw new PayError('STORE_UNAVAILABLE', `Could not connect to Redis at ${redisHost(url)} (REDIS_URL): ${(lastError ?? (error as Error)).message}. Check that Redis runs there, or unset REDIS_URL to use stores in memory, empty, for this run only.`, { cause: error });
   }
   return {
     stores: redisStores(client, { prefix: env.PAYWIDGET_REDIS_PREFIX }),

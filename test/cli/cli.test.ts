@@ -69,6 +69,8 @@ describe('paywidget CLI', () => {
     [['orders', 'sync', '--status', 'pending,complete'], 2, 'stderr', /--status must be one status code[\s\S]*repeat --status/],
     [['reconcile', '--from', '2025-03-02', '--to', '2025-02-30'], 2, 'stderr', /--to '2025-02-30' is not a real date/],
     [['reconcile', '--from', '2025-03-02', '--to', '2025-03-01'], 2, 'stderr', /--from \(2025-03-02 00:00:00 UTC\) is after --to/],
+    [['payments', 'reconcile', 'pay x/../y'], 2, 'stderr', /'pay x\/\.\.\/y' is not a payment_id[\s\S]*paywidget payments reconcile --help/],
+    [['sandbox', '--orders', '999999999999'], 2, 'stderr', /--orders must be a whole number up to 1000000/],
   ])('%j exits %i with help or a clear error', async (argv, code, where, pattern) => {
     const result = await run(argv);
     expect(result.code).toBe(code);
@@ -176,6 +178,15 @@ describe('paywidget CLI', () => {
     const failed = await run(['orders', 'sync', '--checkpoint', checkpoint], { env: { ...env(), COMMERCE_PASSWORD: 'wrong' } });
     expect(failed.code).toBe(1);
     await expect(readFile(`${checkpoint}.lock`, 'utf8')).rejects.toThrow(/ENOENT/);
+  });
+
+  it('refuses to resume a checkpoint file with other filters, naming the file (exit 2)', async () => {
+    const checkpoint = join(dir, 'filtered.json');
+    expect((await run(['orders', 'sync', '--status', 'processing', '--checkpoint', checkpoint])).code).toBe(0);
+    const result = await run(['orders', 'sync', '--status', 'pending', '--checkpoint', checkpoint]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${checkpoint} holds the position of a sync with other filters`);
+    expect(result.stderr).toContain('Use another --checkpoint FILE');
   });
 
   it('refuses a checkpoint file it did not write', async () => {

@@ -116,6 +116,8 @@ describe('paywidget reconcile with REDIS_URL', () => {
     expect(Date.now() - started).toBeLessThan(20_000); // not killed by the time-out: it exited by itself
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('Could not connect to Redis at redis://127.0.0.1:1 (REDIS_URL)');
+    // Why, not only "Connection is closed": a refused port, a wrong password (WRONGPASS) and an unknown host differ.
+    expect(result.stderr).toContain('ECONNREFUSED');
     expect(result.stderr).toContain('[STORE_UNAVAILABLE]');
     expect(result.stderr).not.toContain('hunter2');
   }, 30_000);

@@ -3,6 +3,7 @@ import type { Writable } from 'node:stream';
 import { createOrders, type Orders } from '../../core/commerce/index.js';
 import { requireCommerce, resolveCommerceConfig } from '../../core/config.js';
 import { MemoryCheckpointStore, type CheckpointStore } from '../../core/stores/checkpoint-store.js';
+import { PayError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import { checkWindow, parseCliDate } from '../dates.js';
 import { lockCheckpoint } from '../checkpoint-lock.js';
@@ -95,8 +96,9 @@ Options:
   --from T           created at or after T    T: 'YYYY-MM-DD HH:MM:SS' (UTC), 'YYYY-MM-DD', or ISO 8601 with a zone
   --to T             created at or before T   (a bare date means the end of that day)
   --checkpoint FILE  keep the position in FILE: a stopped or failed run continues where it left off,
-                     and a finished one picks up only orders created since. One run at a time per
-                     FILE (FILE.lock): another exits 75 while it runs
+                     and a finished one picks up orders created since (and again those of the last
+                     minute before it ended, which the platform may still have been numbering). One
+                     filter per FILE. One run at a time per FILE (FILE.lock): another exits 75
   --out FILE         write to FILE instead of stdout (appended to when resuming from a checkpoint,
                      after cutting a last line a stopped run left unfinished)
   --page-size N      orders per request (default 100; lowered automatically to the platform's cap)
@@ -104,7 +106,8 @@ Options:
 
 A progress bar is drawn on stderr when it is a terminal. Ctrl-C stops after the current order and
 saves the position (exit code 130). Orders are delivered at least once: after a crash, up to one
-page may be written again. An output file (--out, or stdout redirected to a file) is synced to disk
+page may be written again, and a run writes again the orders of the previous run's last minute; key
+on entity_id when loading them. An output file (--out, or stdout redirected to a file) is synced to disk
 before the checkpoint moves, so not even a power loss makes the next run skip an order.
 
 ${ENVIRONMENT}`,
@@ -175,6 +178,12 @@ async function runSync(io: CliIo, values: SyncArgs): Promise<number> {
       },
       onProgress: (p) => bar?.update(p.delivered, p.total, p.ratePerSecond),
     });
+  } catch (error) {
+    // The core names the checkpoint by its key, which the CLI sets itself: name the file instead.
+    if (error instanceof PayError && error.details?.field === 'checkpoint') {
+      throw new UsageError(`${values.checkpoint} holds the position of a sync with other filters (--status, --from, --to); resuming it would skip orders. Use another --checkpoint FILE for these filters.`, 'orders sync');
+    }
+    throw error;
   } finally {
     bar?.finish();
     await out.close().catch((error: Error) => void (failed ??= error));

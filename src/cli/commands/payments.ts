@@ -1,5 +1,6 @@
 import { fromMinorUnits } from '../../core/money/index.js';
 import { createPay } from '../../core/pay.js';
+import { checkPaymentId } from '../../core/payments/status.js';
 import type { ReconcileResult } from '../../core/payments/reconcile.js';
 import { silentLogger } from '../../core/logger.js';
 import { commandGroup, EXIT, parse, UsageError, write, type Command, printHelp } from '../io.js';
@@ -58,6 +59,7 @@ ${PAYMENT_ENVIRONMENT}`,
     const { values, positionals } = parse(path, args, { budget: { type: 'string' }, json: { type: 'boolean' } }, true);
     if (values.help) return printHelp(io, this);
     if (positionals.length !== 1) throw new UsageError('expected one payment_id.', path);
+    if (!isPaymentId(positionals[0]!)) throw new UsageError(`'${positionals[0]!.slice(0, 40)}' is not a payment_id: 1 to 200 characters without spaces or slashes.`, path);
     const budgetMs = values.budget === undefined ? undefined : Number(values.budget);
     if (budgetMs !== undefined && (!Number.isSafeInteger(budgetMs) || budgetMs < 0)) throw new UsageError('--budget must be a whole number of milliseconds, 0 or more.', path);
     const pay = createPay({ env: io.env, logger: silentLogger, payments: { statusAuth: 'merchant' } });
@@ -73,3 +75,12 @@ ${PAYMENT_ENVIRONMENT}`,
 export const paymentsCommand = commandGroup('payments', 'read and reconcile payments with the payment service', [
   { usage: 'reconcile <payment_id>', command: reconcile },
 ]);
+
+function isPaymentId(value: string): boolean {
+  try {
+    checkPaymentId(value);
+    return true;
+  } catch {
+    return false;
+  }
+}

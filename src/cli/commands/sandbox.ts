@@ -101,7 +101,7 @@ Exit codes: 0 stopped with Ctrl-C, 1 could not start (a port in use), 2 bad usag
     const widgetPort = portOption(path, 'widget-port', values['widget-port'], 0);
     const commercePort = portOption(path, 'commerce-port', values['commerce-port'], 0);
     const orders = values.orders === undefined ? 50 : Number(values.orders);
-    if (!/^\d+$/.test(values.orders ?? '0') || !Number.isSafeInteger(orders)) throw new UsageError(`--orders must be a whole number (got '${values.orders}').`, path);
+    if (!/^\d+$/.test(values.orders ?? '0') || !Number.isSafeInteger(orders) || orders > 1_000_000) throw new UsageError(`--orders must be a whole number up to 1000000 (got '${values.orders}').`, path);
     const webhookUrl = values['webhook-url'];
     if (webhookUrl !== undefined && !(URL.canParse(webhookUrl) && new URL(webhookUrl).protocol === 'http:')) {
       throw new UsageError(`--webhook-url must be an http: URL such as http://127.0.0.1:3001/pay/webhooks (got '${webhookUrl}').`, path);
