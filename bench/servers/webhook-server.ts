@@ -39,6 +39,51 @@ function handWritten(rawBody: Buffer, headers: Record<string, string | string[] 
   return { status: 200, body: '{"received":true}' };
 }
 
+interface GuardState {
+  /** Signature → the event id it first came with (the replay guard). */
+  signatures: Map<string, { eventId: string; expires: number }>;
+  /** Event id → its lease, then done. */
+  events: Map<string, { done: boolean; expires: number }>;
+  /** Payment id → the best status seen (the ledger). */
+  payments: Map<string, { status: string; orderId?: string; amount?: number; currency?: string; at: number }>;
+}
+
+const STATUS_RANK: Record<string, number> = { succeeded: 2, failed: 1 };
+
+/**
+ * The hand-written reference doing the library's extra work as tersely as a developer would: the same
+ * checks, then the signature bound to its event id, the event leased and then marked done, and the
+ * payment's status recorded unless a better one is known. Unbounded Maps, like the Set above.
+ */
+function handWrittenGuarded(rawBody: Buffer, headers: Record<string, string | string[] | undefined>, state: GuardState): { status: number; body: string } {
+  const signature = String(headers['x-pay-signature'] ?? '');
+  const timestamp = String(headers['x-pay-timestamp'] ?? '');
+  const eventId = String(headers['x-pay-event-id'] ?? '');
+  const now = Date.now();
+  if (!/^[0-9a-f]{64}$/.test(signature) || Math.abs(now / 1000 - Number(timestamp)) > 300) return { status: 400, body: '{"error":"bad"}' };
+  const expected = createHmac('sha256', BENCH_SECRET).update(`${timestamp}.`).update(rawBody).digest();
+  if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return { status: 400, body: '{"error":"bad"}' };
+  const bound = state.signatures.get(signature);
+  if (bound !== undefined && bound.expires > now && bound.eventId !== eventId) return { status: 400, body: '{"error":"replayed"}' };
+  if (bound === undefined) state.signatures.set(signature, { eventId, expires: now + 600_000 });
+  const claim = state.events.get(eventId);
+  if (claim !== undefined && claim.expires > now) return claim.done ? { status: 200, body: '{"received":true,"duplicate":true}' } : { status: 409, body: '{"error":"in progress"}' };
+  const lease = { done: false, expires: now + 30_000 };
+  state.events.set(eventId, lease);
+  const payload = JSON.parse(rawBody.toString('utf8')) as { type?: string; data?: { payment_id?: string; status?: string; order_id?: string; amount?: number; currency?: string } };
+  const data = payload.data;
+  const status = data?.status ?? /^payment\.(\w+)$/.exec(payload.type ?? '')?.[1];
+  if (typeof data?.payment_id === 'string' && status !== undefined) {
+    const known = state.payments.get(data.payment_id);
+    if (!known || (STATUS_RANK[status] ?? 0) > (STATUS_RANK[known.status] ?? 0)) {
+      state.payments.set(data.payment_id, { status, orderId: data.order_id, amount: data.amount, currency: data.currency, at: now });
+    }
+  }
+  lease.done = true;
+  lease.expires = now + 86_400_000;
+  return { status: 200, body: '{"received":true}' };
+}
+
 function listener(): RequestListener {
   const seen = new Set<string>();
   const stores = redis && redisStores(redis, { prefix: `bench:${process.pid}:` });
@@ -64,11 +109,14 @@ function listener(): RequestListener {
       app.use(payRouter(pay, { prefix: '/pay' }).routes());
       return app.callback();
     }
-    case 'koa-hand': {
+    case 'koa-hand':
+    case 'koa-hand-guarded': {
       const app = new Koa();
       const router = new Router({ prefix: '/pay' });
+      const state: GuardState = { signatures: new Map(), events: new Map(), payments: new Map() };
       router.post('/webhooks', async (ctx) => {
-        const result = handWritten(await getRawBody(ctx.req, { limit: '1mb' }), ctx.headers, seen);
+        const rawBody = await getRawBody(ctx.req, { limit: '1mb' });
+        const result = variant === 'koa-hand' ? handWritten(rawBody, ctx.headers, seen) : handWrittenGuarded(rawBody, ctx.headers, state);
         ctx.status = result.status;
         ctx.type = 'application/json';
         ctx.body = result.body;
