@@ -4,6 +4,7 @@ export interface MemoryLedgerStoreOptions {
   /**
    * Most payments kept (default 100,000). Past it the oldest entry with a final outcome goes first;
    * unresolved entries are only dropped when nothing else is left, since they are the sweep's work.
+   * The entry just recorded is never the one dropped.
    */
   maxEntries?: number;
 }
@@ -36,7 +37,7 @@ export class MemoryLedgerStore implements LedgerStore {
       if (!ids) this.#orders.set(entry.orderId, (ids = new Set()));
       ids.add(entry.paymentId);
     }
-    if (!result.previous && this.#entries.size > this.#maxEntries) this.#evict();
+    if (!result.previous && this.#entries.size > this.#maxEntries) this.#evict(entry.paymentId);
     return { entry: { ...entry }, previous: result.previous && { ...result.previous }, changed: result.changed };
   }
 
@@ -64,9 +65,11 @@ export class MemoryLedgerStore implements LedgerStore {
     return this.#entries.size;
   }
 
-  #evict(): void {
+  /** Drops one entry other than `kept` (the one just recorded, which a full ledger of unresolved ones would otherwise lose at once). */
+  #evict(kept: string): void {
     let victim: LedgerEntry | undefined;
     for (const entry of this.#entries.values()) {
+      if (entry.paymentId === kept) continue;
       if (entry.outcome !== 'unresolved') {
         victim = entry;
         break;

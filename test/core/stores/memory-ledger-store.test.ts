@@ -18,4 +18,14 @@ describe('MemoryLedgerStore', () => {
     expect(await store.get('open-1')).toBeUndefined();
     expect(store.size).toBe(3);
   });
+
+  it('never drops the entry it just recorded: a confirmed payment stays in a ledger full of unresolved ones', async () => {
+    const store = new MemoryLedgerStore({ maxEntries: 3 });
+    for (let i = 1; i <= 3; i++) await store.record({ paymentId: `open-${i}`, status: 'pending', outcome: 'unresolved', source: 'poll', at: i });
+    await store.record({ paymentId: 'paid', status: 'succeeded', outcome: 'confirmed', source: 'webhook', at: 4, orderId: 'o4' });
+    expect(await store.get('paid')).toMatchObject({ outcome: 'confirmed' });
+    expect((await store.byOrder('o4')).map((e) => e.paymentId)).toEqual(['paid']);
+    expect(await store.get('open-1')).toBeUndefined();
+    expect(store.size).toBe(3);
+  });
 });
