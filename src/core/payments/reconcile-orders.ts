@@ -96,7 +96,8 @@ function orderTotal(order: Pick<CommerceOrder, 'grand_total' | 'order_currency_c
  * id given at minting, which is the order's increment_id when minting from an order; entity_id is
  * accepted too. Reports per order: paid and confirmed (counted), confirmed but unpaid, paid without a
  * confirmed payment, amount or currency mismatch, several confirmed payments; then the confirmed
- * payments first seen in the window whose order is none of those read.
+ * payments first seen in the window (or in the look-behind and confirmed in the window) whose order is
+ * none of those read.
  */
 export async function reconcileOrders(deps: ReconcileOrdersDeps, options: ReconcileOrdersOptions): Promise<OrderReconciliationReport> {
   if (typeof options !== 'object' || options === null || options.createdFrom === undefined || options.createdTo === undefined) {
@@ -139,7 +140,12 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
   }
 
   const checkedBefore = new Set<LookBehindOrder>();
-  for await (const entry of deps.ledger.list({ outcome: 'confirmed', firstSeenFrom: fromMs, firstSeenTo: toMsInclusive })) {
+  // Payments first seen in the window, and those first seen in the look-behind that were confirmed (changed
+  // last) in the window: a 3-D Secure or bank payment seen pending by the run over its own window would
+  // otherwise never be checked. One confirmed after its window's run but before this window began was
+  // already seen confirmed by that run.
+  for await (const entry of deps.ledger.list({ outcome: 'confirmed', firstSeenFrom: walkFrom.getTime(), firstSeenTo: toMsInclusive })) {
+    if (entry.firstSeenAt < fromMs && (entry.updatedAt < fromMs || entry.updatedAt > toMsInclusive)) continue;
     // A payment confirmed in the window for an order placed just before it: the run over the order's own
     // window came too early to see it, so it is checked against its order now (not counted among the window's).
     const earlier = entry.orderId === undefined ? undefined : before.get(entry.orderId);

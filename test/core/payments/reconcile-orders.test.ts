@@ -98,6 +98,28 @@ describe('reconcileOrders', () => {
     expect(report.findings.filter((f) => f.kind === 'payment_for_unknown_order').map((f) => f.paymentId).sort()).toEqual([ids.J, ids.K, ids.X].sort());
   });
 
+  it('checks a payment first seen before its window and confirmed in it (3-D Secure, a bank transfer), once', async () => {
+    const own = payFor(sb);
+    const order = sb.commerce.addOrder({ state: 'new', status: 'pending' });
+    const pending = sb.payments.create({ status: 'processing', orderId: order.increment_id as string, ...total(order) });
+    const stray = sb.payments.create({ status: 'processing', orderId: 'no-such-order-2', amount: 100, currency: 'EUR' });
+    for (const { id } of [pending, stray]) await own.payments.reconcile(id, { budgetMs: 0 });
+    // The next window starts in a later second (windows are whole seconds): both were first seen before it.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const from = new Date();
+    for (const { id } of [pending, stray]) sb.payments.setStatus(id, 'succeeded');
+    for (const { id } of [pending, stray]) expect((await own.payments.reconcile(id, { budgetMs: 0 })).outcome).toBe('confirmed');
+
+    const report = await own.reconcileOrders({ createdFrom: from, createdTo: new Date(Date.now() + 60_000) });
+    expect(report.findings.map((f) => [f.kind, f.paymentId])).toEqual([
+      ['payment_confirmed_order_unpaid', pending.id],
+      ['payment_for_unknown_order', stray.id],
+    ]);
+    // A later window does not report them again.
+    const later = await own.reconcileOrders({ createdFrom: new Date(Date.now() + 120_000), createdTo: new Date(Date.now() + 180_000) });
+    expect(later.findings).toEqual([]);
+  });
+
   it('a window with no activity reports nothing', async () => {
     const report = await pay.reconcileOrders({ createdFrom: '2020-01-01 00:00:00', createdTo: '2020-12-31 23:59:59' });
     expect(report).toMatchObject({ orders: 0, paid: 0, unpaid: 0, findings: [] });
