@@ -59,15 +59,17 @@ export function createRouter(routes: Route[], logger: Logger): Router {
     // OPTIONS is left to the app (its CORS handling, say): the library has no preflight of its own.
     matches: (method, path) => method.toUpperCase() !== 'OPTIONS' && isKnown(method, path),
     // No route answers OPTIONS, so every route of the path lands in `allowed`.
-    allowedMethods: (path) => findForMethod('OPTIONS', path).allowed.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])),
+    allowedMethods: (path) => withHead(findForMethod('OPTIONS', path).allowed),
     async handle(request) {
       const method = request.method.toUpperCase();
       if (method === 'OPTIONS') return null;
       const { route, params, allowed } = findForMethod(method, request.path);
       if (!route) {
         if (allowed.length === 0) return null;
-        const response = new PayError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${request.path}; use ${allowed.join(' or ')}.`).toResponse();
-        response.headers.allow = allowed.join(', ');
+        // HEAD is served wherever GET is, so Allow names it too (as the answer to OPTIONS does).
+        const methods = withHead(allowed);
+        const response = new PayError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${request.path}; use ${methods.join(' or ')}.`).toResponse();
+        response.headers.allow = methods.join(', ');
         return response;
       }
       let response: PayResponse;
@@ -82,6 +84,10 @@ export function createRouter(routes: Route[], logger: Logger): Router {
       return method === 'HEAD' ? headResponse(response) : response;
     },
   };
+}
+
+function withHead(methods: string[]): string[] {
+  return methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
 }
 
 /** GET's answer without its body, but with the length it would have had (a HEAD answer must not claim 0). */

@@ -26,5 +26,8 @@ describe('the core router', () => {
     expect(pay.matches('DELETE', '/webhooks')).toBe(true);
     expect(await pay.handle({ method: 'POST', path: '/elsewhere', headers: {} })).toBeNull();
     expect(pay.matches('POST', '/elsewhere')).toBe(false);
+    // A path served by GET is served by HEAD too, and Allow says so.
+    const get = await pay.handle({ method: 'POST', path: '/payments/pay_1', headers: {} });
+    expect([get?.status, get?.headers.allow]).toEqual([405, 'GET, HEAD']);
   });
 });
