@@ -1,5 +1,7 @@
 import { createServer } from 'node:http';
 import express from 'express';
+import { describe, expect, it } from 'vitest';
+import { createPay } from 'paywidget-server';
 import { payMiddleware } from 'paywidget-server/express';
 import { describeAdapter } from './behaviour.js';
 import { listen } from './listen.js';
@@ -59,4 +61,22 @@ describeAdapter({
     app.use('/pay', payMiddleware(pay));
   }),
   fallthrough: { status: 404, text: /express fallthrough/ },
+});
+
+describe('Express 5 behind a body parser with a higher limit', () => {
+  it('still answers 413 past maxBodyBytes, before resolveCheckout sees the body', async () => {
+    const seen: unknown[] = [];
+    const pay = createPay({ env: {}, maxBodyBytes: 1_000, resolveCheckout: (request) => void seen.push(request.body) as never });
+    const app = await appWith((a) => {
+      a.use(express.json({ limit: '10mb' }));
+      a.use('/pay', payMiddleware(pay));
+    });
+    try {
+      const answer = await app.send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ order_id: 'x'.repeat(50_000) }) });
+      expect([answer.status, (JSON.parse(answer.text) as { error: { code: string } }).error.code]).toEqual([413, 'BODY_TOO_LARGE']);
+      expect(seen).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
 });

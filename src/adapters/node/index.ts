@@ -34,7 +34,8 @@ export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBy
   } else if (req.readableEnded || req.readableDidRead) {
     // A parser consumed the stream; never wait on it. JSON routes can use the object, webhooks cannot.
     // (A parser that only set `req.body = {}` without reading, as Express 4's do for other content
-    // types, left the stream to us: it is read below.)
+    // types, left the stream to us: it is read below.) Its own limit may be higher than ours.
+    if (Number(req.headers['content-length']) > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
     request.parsedBody = parsed.body ?? {};
   } else if (request.method !== 'GET' && request.method !== 'HEAD') {
     request.rawBody = await readStream(req, maxBodyBytes);
