@@ -19,7 +19,11 @@ export interface Webhooks {
   verify(input: VerifyInput): Promise<VerifiedWebhook>;
   /** The same, answering `{ ok: false, code, error }` instead of throwing. */
   verifySafe(input: VerifyInput): Promise<VerifySafeResult>;
-  /** Runs `handler` for events of this type (or these types), once per event id. Returns a function that removes it. */
+  /**
+   * Runs `handler` for events of this type (or these types), once per event id: unless a handler of the
+   * event fails, when the delivery is answered 500 and the sender's retry runs every handler again, those
+   * that succeeded too (make them idempotent). Returns a function that removes it.
+   */
   on(type: string | readonly string[], handler: WebhookHandler): () => void;
   /** Runs `handler` for every event, whatever its type. */
   onAny(handler: WebhookHandler): () => void;
