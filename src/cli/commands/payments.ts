@@ -1,6 +1,6 @@
 import { fromMinorUnits } from '../../core/money/index.js';
 import { createPay } from '../../core/pay.js';
-import { checkPaymentId } from '../../core/payments/status.js';
+import { isPaymentId } from '../../core/payments/status.js';
 import type { ReconcileResult } from '../../core/payments/reconcile.js';
 import { silentLogger } from '../../core/logger.js';
 import { commandGroup, EXIT, parse, UsageError, write, type Command, printHelp } from '../io.js';
@@ -75,12 +75,3 @@ ${PAYMENT_ENVIRONMENT}`,
 export const paymentsCommand = commandGroup('payments', 'read and reconcile payments with the payment service', [
   { usage: 'reconcile <payment_id>', command: reconcile },
 ]);
-
-function isPaymentId(value: string): boolean {
-  try {
-    checkPaymentId(value);
-    return true;
-  } catch {
-    return false;
-  }
-}

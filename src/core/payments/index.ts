@@ -6,7 +6,7 @@ import { createLedger, type Ledger, type LedgerInput } from './ledger.js';
 import type { PaymentsPolicy } from './options.js';
 import { reconcilePayment, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
 import { reconcilePending, type ReconcilePendingOptions, type SweepReport } from './reconcile-pending.js';
-import { checkPaymentId, fetchPaymentStatus, type PaymentStatus, type StatusOptions } from './status.js';
+import { checkPaymentId, fetchPaymentStatus, isPaymentId, type PaymentStatus, type StatusOptions } from './status.js';
 
 /** `pay.payments`: the server side of "reconcile paymentId server-side or wait for the webhook". */
 export interface Payments {
@@ -39,15 +39,6 @@ export interface PaymentsInternals extends Payments {
   readonly ledger: Ledger;
   /** Feeds the ledger from a verified webhook; runs inside the delivery's claim, before the merchant's handlers. */
   readonly recordWebhook: WebhookHandler;
-}
-
-function isPaymentId(value: string): boolean {
-  try {
-    checkPaymentId(value);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export function createPayments(deps: PaymentsDeps): PaymentsInternals {

@@ -35,9 +35,14 @@ export interface StatusContext {
 /** `.` and `..` are refused: encodeURIComponent keeps them, and the URL would resolve them to another path. */
 const PAYMENT_ID = /^(?!\.{1,2}$)[^\s/?#\\]{1,200}$/;
 
+/** Whether a value is a payment id as it may go into a path (see checkPaymentId), without building an error. */
+export function isPaymentId(value: unknown): value is string {
+  return typeof value === 'string' && PAYMENT_ID.test(value);
+}
+
 /** A payment id as it may go into a path: 1 to 200 characters, no whitespace, slash, `?`, `#` or backslash, not `.` or `..`. */
 export function checkPaymentId(paymentId: unknown): string {
-  if (typeof paymentId !== 'string' || !PAYMENT_ID.test(paymentId)) {
+  if (!isPaymentId(paymentId)) {
     const got = typeof paymentId === 'string' ? `'${paymentId.slice(0, 40)}'` : typeof paymentId;
     throw invalidInput('paymentId', `paymentId must be the payment_id the payment service returned: 1 to 200 characters without spaces or slashes (got ${got}).`);
   }
