@@ -46,24 +46,17 @@ export function nodeTransport({ http, https, zlib }: NodeHttpModules): Transport
       // A HEAD, 204 or 304 answer has no body, whatever its headers say: nothing to bound or decompress.
       const withBody = hasBody(request.method, status);
       const decoders = withBody ? decodersFor(encoding) : [];
-      const stop = () => {
+      // Settles with `error` and stops reading: the rest of the answer is not wanted.
+      const fail = (error: unknown) => {
+        settle(error);
         response.destroy();
         for (const decoder of decoders) decoder.destroy();
       };
-      if (withBody && declaredTooLarge(response.headers['content-length'])) {
-        settle(new ResponseTooLargeError());
-        return stop();
-      }
-      response.on('error', (error) => {
-        settle(error);
-        stop();
-      });
+      if (withBody && declaredTooLarge(response.headers['content-length'])) return fail(new ResponseTooLargeError());
+      response.on('error', fail);
       let body: Readable = response;
       for (const decoder of decoders) {
-        decoder.on('error', (error) => {
-          settle(new BodyDecodingError(encoding!, error));
-          stop();
-        });
+        decoder.on('error', (error) => fail(new BodyDecodingError(encoding!, error)));
         body = body.pipe(decoder);
       }
       // Counted after decompression, as it arrives: a small compressed answer may expand without end.
@@ -72,10 +65,7 @@ export function nodeTransport({ http, https, zlib }: NodeHttpModules): Transport
       body.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
         length += chunk.length;
-        if (length > MAX_RESPONSE_BYTES) {
-          settle(new ResponseTooLargeError());
-          stop();
-        }
+        if (length > MAX_RESPONSE_BYTES) fail(new ResponseTooLargeError());
       });
       body.on('end', () => {
         // A buffer of its own (not a view into Node's pool), like fetch's: callers may keep it, or read `.buffer`.
