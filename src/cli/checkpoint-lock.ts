@@ -17,11 +17,11 @@ interface LockOwner {
  * naming the run that holds it: written whole to a file of its own, then hard-linked into place, which
  * fails while another run holds it, so a lock is never seen empty or half-written. A lock left by a run
  * that died (on this host: its pid is gone, or is this very process, or it predates the last boot) is
- * taken over. Written by hand rather than with a lock library: an exclusive create
- * and a pid check are all it needs, where proper-lockfile would bring three packages and a timer.
+ * taken over. Written by hand rather than with a lock library: a hard link and a pid check are
+ * all it needs, where proper-lockfile would bring three packages and a timer.
  * Resolves to the release, which removes the lock only while it is still this run's.
  */
-export async function lockCheckpoint(file: string): Promise<() => Promise<void>> {
+export async function lockCheckpointFile(file: string): Promise<() => Promise<void>> {
   const path = `${file}.lock`;
   const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: randomUUID() };
   const mine = `${JSON.stringify(me)}\n`;
@@ -30,12 +30,14 @@ export async function lockCheckpoint(file: string): Promise<() => Promise<void>>
   // Known as ours before it appears, so a run of this process that reads it never takes it for a dead one.
   heldHere.add(me.token);
   let owner: LockOwner | undefined;
+  let linked = false;
   try {
     // Three tries: the lock may vanish between a failed link and the read, or be a dead run's (or a
     // half-made one's) to take over.
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         await link(draft, path);
+        linked = true;
         return async () => {
           if ((await readFile(path, 'utf8').catch(() => undefined)) === mine) await unlink(path).catch(() => {});
           heldHere.delete(me.token);
@@ -49,13 +51,10 @@ export async function lockCheckpoint(file: string): Promise<() => Promise<void>>
       if (owner ? !isGone(owner) : !(await isLeftover(path))) break;
       await removeDeadLock(path, seen);
     }
-  } catch (error) {
-    heldHere.delete(me.token);
-    throw error;
   } finally {
     await unlink(draft).catch(() => {});
+    if (!linked) heldHere.delete(me.token);
   }
-  heldHere.delete(me.token);
   throw busy(file, path, owner);
 }
 

@@ -3,7 +3,7 @@ import { access, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lockCheckpoint } from '../../src/cli/checkpoint-lock.js';
+import { lockCheckpointFile } from '../../src/cli/checkpoint-lock.js';
 import { ExitError } from '../../src/cli/io.js';
 
 let dir: string;
@@ -24,15 +24,15 @@ function deadPid(): Promise<number> {
 }
 
 async function refusal(file: string): Promise<ExitError> {
-  const error = await lockCheckpoint(file).then(() => undefined, (e: unknown) => e);
+  const error = await lockCheckpointFile(file).then(() => undefined, (e: unknown) => e);
   expect(error).toBeInstanceOf(ExitError);
   return error as ExitError;
 }
 
-describe('lockCheckpoint', () => {
+describe('lockCheckpointFile', () => {
   it('lets one run hold a checkpoint; another is refused with exit code 75 until it is released', async () => {
     const file = join(dir, 'one.json');
-    const release = await lockCheckpoint(file);
+    const release = await lockCheckpointFile(file);
     const owner = JSON.parse(await readFile(`${file}.lock`, 'utf8')) as { pid: number; host: string };
     expect(owner).toMatchObject({ pid: process.pid, host: hostname() });
 
@@ -43,14 +43,14 @@ describe('lockCheckpoint', () => {
 
     await release();
     expect(await exists(`${file}.lock`)).toBe(false);
-    await (await lockCheckpoint(file))();
+    await (await lockCheckpointFile(file))();
   });
 
   it('takes over the lock of a run that died on this host', async () => {
     const file = join(dir, 'dead.json');
     const pid = await deadPid();
     await writeFile(`${file}.lock`, JSON.stringify({ pid, host: hostname(), startedAt: '2026-01-01T00:00:00.000Z' }));
-    const release = await lockCheckpoint(file);
+    const release = await lockCheckpointFile(file);
     expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
     await release();
   });
@@ -61,7 +61,7 @@ describe('lockCheckpoint', () => {
     for (let trial = 0; trial < 100; trial++) {
       const file = join(dir, `race-${trial}.json`);
       await writeFile(`${file}.lock`, JSON.stringify({ pid, host: hostname(), startedAt: '2026-01-01T00:00:00.000Z' }));
-      const runs = await Promise.allSettled(Array.from({ length: 4 }, () => lockCheckpoint(file)));
+      const runs = await Promise.allSettled(Array.from({ length: 4 }, () => lockCheckpointFile(file)));
       const winners = runs.flatMap((run) => (run.status === 'fulfilled' ? [run.value] : []));
       expect([trial, winners.length]).toEqual([trial, 1]);
       for (const run of runs) if (run.status === 'rejected') expect((run.reason as ExitError).exitCode).toBe(75);
@@ -79,7 +79,7 @@ describe('lockCheckpoint', () => {
       const file = join(dir, `empty-race-${trial}.json`);
       await writeFile(`${file}.lock`, '');
       await utimes(`${file}.lock`, old, old);
-      const runs = await Promise.allSettled(Array.from({ length: 4 }, () => lockCheckpoint(file)));
+      const runs = await Promise.allSettled(Array.from({ length: 4 }, () => lockCheckpointFile(file)));
       const winners = runs.flatMap((run) => (run.status === 'fulfilled' ? [run.value] : []));
       expect([trial, winners.length]).toEqual([trial, 1]);
       await winners[0]!();
@@ -91,7 +91,7 @@ describe('lockCheckpoint', () => {
   it('takes over a lock naming this very pid that this process does not hold (a restarted container is pid 1 again)', async () => {
     const file = join(dir, 'same-pid.json');
     await writeFile(`${file}.lock`, JSON.stringify({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: 'the crashed run' }));
-    const release = await lockCheckpoint(file);
+    const release = await lockCheckpointFile(file);
     expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
     expect(await readFile(`${file}.lock`, 'utf8')).not.toContain('the crashed run');
     await release();
@@ -101,7 +101,7 @@ describe('lockCheckpoint', () => {
     const file = join(dir, 'before-boot.json');
     // A live process (our parent), under a lock from long before the last boot.
     await writeFile(`${file}.lock`, JSON.stringify({ pid: process.ppid, host: hostname(), startedAt: '2000-01-01T00:00:00.000Z', token: 't' }));
-    const release = await lockCheckpoint(file);
+    const release = await lockCheckpointFile(file);
     expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
     await release();
     // The same live pid with a lock from now is a run in progress.
@@ -111,7 +111,7 @@ describe('lockCheckpoint', () => {
 
   it("releases only its own lock: one that was taken over meanwhile stays", async () => {
     const file = join(dir, 'taken.json');
-    const release = await lockCheckpoint(file);
+    const release = await lockCheckpointFile(file);
     const other = JSON.stringify({ pid: process.pid, host: hostname(), startedAt: '2026-01-01T00:00:00.000Z', token: 'another run' });
     await writeFile(`${file}.lock`, other);
     await release();
@@ -125,7 +125,7 @@ describe('lockCheckpoint', () => {
     expect((await refusal(file)).exitCode).toBe(75); // fresh: another run may be taking over right now
     const minuteAgo = new Date(Date.now() - 60_000);
     await utimes(`${file}.lock.takeover`, minuteAgo, minuteAgo);
-    const release = await lockCheckpoint(file);
+    const release = await lockCheckpointFile(file);
     expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
     await release();
   });
@@ -137,7 +137,7 @@ describe('lockCheckpoint', () => {
       expect((await refusal(file)).exitCode).toBe(75); // fresh: its run may be writing its name right now
       const minuteAgo = new Date(Date.now() - 60_000);
       await utimes(`${file}.lock`, minuteAgo, minuteAgo);
-      const release = await lockCheckpoint(file);
+      const release = await lockCheckpointFile(file);
       expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
       await release();
     }

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
-import { lockCheckpoint } from '../../src/cli/checkpoint-lock.js';
+import { lockCheckpointFile } from '../../src/cli/checkpoint-lock.js';
 import { main } from '../../src/cli/main.js';
 
 let sb: Sandbox;
@@ -163,7 +163,7 @@ describe('paywidget CLI', () => {
   it('orders sync refuses a checkpoint another sync is using (exit 75), and leaves no lock behind', async () => {
     const checkpoint = join(dir, 'shared.checkpoint.json');
     const out = join(dir, 'shared.ndjson');
-    const release = await lockCheckpoint(checkpoint); // as a run in progress holds it
+    const release = await lockCheckpointFile(checkpoint); // as a run in progress holds it
     const refused = await run(['orders', 'sync', '--checkpoint', checkpoint, '--out', out]);
     expect(refused.code).toBe(75);
     expect(refused.stderr).toMatch(new RegExp(`paywidget orders sync: another 'paywidget orders sync' is using the checkpoint .*shared\\.checkpoint\\.json \\(pid ${process.pid} on `));

@@ -6,7 +6,7 @@ import { MemoryCheckpointStore, type CheckpointStore } from '../../core/stores/c
 import { PayError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import { checkWindow, parseCliDate } from '../dates.js';
-import { lockCheckpoint } from '../checkpoint-lock.js';
+import { lockCheckpointFile } from '../checkpoint-lock.js';
 import { FileCheckpointStore } from '../file-checkpoint-store.js';
 import { commandGroup, EXIT, parse, UsageError, write, type CliIo, type Command, printHelp } from '../io.js';
 import { ProgressBar } from '../progress.js';
@@ -130,7 +130,7 @@ ${ENVIRONMENT}`,
     const createdTo = values.to === undefined ? undefined : parseCliDate(values.to, 'to', path);
     checkWindow(createdFrom, createdTo, path);
 
-    const unlock = values.checkpoint === undefined ? undefined : await lockCheckpoint(values.checkpoint);
+    const unlock = values.checkpoint === undefined ? undefined : await lockCheckpointFile(values.checkpoint);
     try {
       return await runSync(io, { status, createdFrom, createdTo, pageSize, checkpoint: values.checkpoint, out: values.out });
     } finally {
