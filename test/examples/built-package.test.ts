@@ -3,6 +3,7 @@
  * built with `next build` and served by `next start`, answers over real HTTP against the sandbox.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { Agent, request as httpRequest } from 'node:http';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,6 +163,30 @@ describe('examples/next built with next build and served by next start', () => {
     const huge = await send(JSON.stringify({ padding: 'x'.repeat(1_100_000) }));
     expect(huge.status).toBe(413);
     expect(served.output).toContain('fulfil order 1003');
+  });
+
+  it('keeps a keep-alive connection usable after refusing a chunked body past the limit', async () => {
+    // Chunked, so there is no Content-Length to refuse up front: the body is read until it passes the limit.
+    // The rest must still be read off the connection, or the next request on it is never answered.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const send = (method: string, path: string, chunks: Buffer[] = []) =>
+        new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+          const request = httpRequest(`${served.base}${path}`, { method, agent, headers: { 'content-type': 'application/json' }, timeout: 4_000 }, (response) => {
+            response.resume();
+            response.on('end', () => resolve({ status: response.statusCode!, reused: request.reusedSocket }));
+          });
+          request.on('timeout', () => request.destroy(new Error(`no answer to ${method} ${path} within 4 s`)));
+          request.on('error', reject);
+          for (const chunk of chunks) request.write(chunk);
+          request.end();
+        });
+      const chunks = Array.from({ length: 20 }, () => Buffer.alloc(64 * 1024, 'x'));
+      expect((await send('POST', '/webhooks', chunks)).status).toBe(413);
+      expect(await send('GET', '/nope')).toEqual({ status: 404, reused: true });
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('receives the sandbox’s own webhook for a card payment', async () => {

@@ -53,7 +53,7 @@ export function catchAllPath(segments: string | string[] | undefined): string {
 async function readBody(request: Request, limit: number): Promise<Uint8Array> {
   const tooLarge = () => bodyTooLarge(limit);
   if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
-  return readLimited(request.body, limit, tooLarge);
+  return readLimited(request.body, limit, tooLarge, { drainPastLimit: true });
 }
 
 function toFetchResponse(response: PayResponse): Response {
