@@ -1,5 +1,6 @@
 import { createOrders, orderCheckoutResolver, unconfiguredOrders, type Orders } from './commerce/index.js';
 import { COMMERCE_REQUIRED, requirePayment, requireWebhookSecrets, resolveConfig, type ConfigOptions, type ResolvedConfig } from './config.js';
+import { PayError } from './errors.js';
 import { checkOptionKeys } from './option-keys.js';
 import { createPayments, resolvePaymentsOptions, type Payments, type PaymentsOptions } from './payments/index.js';
 import { mintWidgetToken, type MintInput } from './payments/mint.js';
@@ -25,7 +26,10 @@ export interface PayOptions extends ConfigOptions {
   logger?: Logger;
   /** Clock in milliseconds, for tests. */
   now?: () => number;
-  /** Largest request body the routes read, in bytes (1 MiB by default); past it they answer 413. */
+  /**
+   * Largest request body the JSON routes read, in bytes (1 MiB by default); past it they answer 413.
+   * Webhooks take it too, unless `webhooks.maxBodyBytes` sets theirs.
+   */
   maxBodyBytes?: number;
   /** Webhook verification and deduplication (tolerance, body limit, retention, lease, event type). */
   webhooks?: WebhookOptions;
@@ -37,6 +41,7 @@ export interface PayOptions extends ConfigOptions {
 
 export interface Pay extends Router {
   readonly config: ResolvedConfig;
+  /** The largest body any route takes: adapters read a request's body up to it, and each route holds its own limit. */
   readonly maxBodyBytes: number;
   mintWidgetToken(input: MintInput): Promise<WidgetToken>;
   readonly webhooks: Webhooks;
@@ -50,10 +55,18 @@ export interface Pay extends Router {
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
+/** `maxBodyBytes`, checked here: webhooks.maxBodyBytes, when set, takes its place there and so its check. */
+function bodyLimit(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_BODY_BYTES;
+  if (Number.isSafeInteger(value) && value > 0) return value;
+  throw new PayError('CONFIG_INVALID', 'paywidget-server configuration: maxBodyBytes must be a positive whole number of bytes.', { details: { options: ['maxBodyBytes'] } });
+}
+
 /** The object every part of the library hangs off. Options fall back to environment variables. */
 export function createPay(options: PayOptions = {}): Pay {
   checkOptionKeys(options);
   const config = resolveConfig(options);
+  const maxBodyBytes = bodyLimit(options.maxBodyBytes);
   const logger = options.logger ?? consoleLogger;
   const now = options.now ?? Date.now;
 
@@ -68,7 +81,7 @@ export function createPay(options: PayOptions = {}): Pay {
   });
   const webhooks = createWebhooks({
     secrets: () => requireWebhookSecrets(config),
-    options: { maxBodyBytes: options.maxBodyBytes, ...options.webhooks },
+    options: { maxBodyBytes, ...options.webhooks },
     store: options.stores?.claims ?? new MemoryClaimStore({ now }),
     logger,
     now,
@@ -80,16 +93,17 @@ export function createPay(options: PayOptions = {}): Pay {
   // A platform named in part still resolves from orders: the order read then names what is missing.
   const commerceNamed = config.commerceMissing.length < COMMERCE_REQUIRED.length;
   const resolveCheckout = options.resolveCheckout ?? (commerceNamed ? orderCheckoutResolver(orders, payments.ledger) : undefined);
+  const jsonRoutes = { authorize: options.authorize, maxBodyBytes };
   const router = createRouter([
-    widgetTokenRoute({ authorize: options.authorize, resolveCheckout, mint }),
+    widgetTokenRoute({ ...jsonRoutes, resolveCheckout, mint }),
     webhooks.route,
-    reconcileRoute({ authorize: options.authorize, reconcile: payments.reconcile, lookup: payments.get }),
-    paymentRoute({ authorize: options.authorize, reconcile: payments.reconcile, lookup: payments.get }),
+    reconcileRoute({ ...jsonRoutes, reconcile: payments.reconcile, lookup: payments.get }),
+    paymentRoute({ ...jsonRoutes, reconcile: payments.reconcile, lookup: payments.get }),
   ], logger);
 
   return {
     config,
-    maxBodyBytes: Math.max(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, options.webhooks?.maxBodyBytes ?? 0),
+    maxBodyBytes: Math.max(maxBodyBytes, webhooks.maxBodyBytes),
     mintWidgetToken: mint,
     webhooks,
     orders,

@@ -1,13 +1,26 @@
 import { PayError } from './errors.js';
 import type { PayRequest } from './types.js';
+import { getHeader } from './headers.js';
 import { jsonSyntaxCause } from './json-syntax-cause.js';
+import { utf8Length } from './utf8-length.js';
 
 const textDecoder = new TextDecoder();
 
-/** The JSON body of a request to a JSON route: a parser's object, the raw bytes parsed, or `{}` when empty. */
-export function readJsonBody(request: PayRequest): unknown {
-  if (request.parsedBody !== undefined && request.rawBody === undefined) return request.parsedBody;
+/**
+ * The JSON body of a request to a JSON route: a parser's object, the raw bytes parsed, or `{}` when
+ * empty; 413 past `limit`. The adapters read up to the largest route's limit (`webhooks.maxBodyBytes`
+ * may be higher), so each route holds its own here. A parser's object is measured by its
+ * Content-Length, or re-serialized when it came chunked: the parser's own limit may be higher.
+ */
+export function readJsonBody(request: PayRequest, limit: number): unknown {
+  if (request.parsedBody !== undefined && request.rawBody === undefined) {
+    const declared = getHeader(request.headers, 'content-length');
+    const size = declared === undefined ? utf8Length(JSON.stringify(request.parsedBody) ?? '') : Number(declared);
+    if (size > limit) throw bodyTooLarge(limit);
+    return request.parsedBody;
+  }
   const raw = request.rawBody;
+  if (raw !== undefined && (typeof raw === 'string' ? utf8Length(raw) : raw.byteLength) > limit) throw bodyTooLarge(limit);
   const text = raw === undefined ? '' : typeof raw === 'string' ? raw : textDecoder.decode(raw);
   if (text.trim() === '') return {};
   try {

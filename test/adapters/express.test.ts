@@ -1,4 +1,5 @@
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { createPay } from 'paywidget-server';
@@ -35,7 +36,8 @@ describeAdapter({
   name: 'Express 5 with express.json({ verify }) keeping the raw body',
   listens: true,
   mount: (pay) => appWith((app) => {
-    app.use(express.json({ verify: (req, _res, buf) => Object.assign(req, { rawBody: buf }) }));
+    // Its own limit (100 KB by default) above the library's, so the library's limits are the ones tested.
+    app.use(express.json({ limit: '1mb', verify: (req, _res, buf) => Object.assign(req, { rawBody: buf }) }));
     app.use('/pay', payMiddleware(pay));
   }),
   mountBehindParser: {
@@ -78,5 +80,36 @@ describe('Express 5 behind a body parser with a higher limit', () => {
     } finally {
       await app.close();
     }
+  });
+
+  it('answers 413 for a parsed body that came chunked, with no Content-Length to go by', async () => {
+    const seen: unknown[] = [];
+    const pay = createPay({ env: {}, maxBodyBytes: 1_000, resolveCheckout: (request) => void seen.push(request.body) as never });
+    const server = createServer(express().use(express.json({ limit: '10mb' })).use('/pay', payMiddleware(pay)));
+    const app = await listen(server, '/pay');
+    try {
+      const { port } = server.address() as AddressInfo;
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const request = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/pay/widget-token', headers: { 'content-type': 'application/json' } }, (response) => {
+          let body = '';
+          response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          response.on('end', () => resolve({ status: response.statusCode!, body }));
+        });
+        request.on('error', reject);
+        // Two writes and no Content-Length: Node sends it chunked.
+        request.write('{"order_id":"');
+        request.end(`${'x'.repeat(50_000)}"}`);
+      });
+      expect([answer.status, (JSON.parse(answer.body) as { error: { code: string } }).error.code]).toEqual([413, 'BODY_TOO_LARGE']);
+      expect(seen).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('createPay({ maxBodyBytes })', () => {
+  it('is checked when webhooks.maxBodyBytes is set beside it', () => {
+    expect(() => createPay({ env: {}, maxBodyBytes: -5, webhooks: { maxBodyBytes: 4096 } })).toThrow(/maxBodyBytes must be a positive whole number of bytes/);
   });
 });

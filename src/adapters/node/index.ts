@@ -27,15 +27,13 @@ export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBy
   const { framework, parsed = req as ParsedBodyHolder } = source;
   const request: PayRequest = { method: req.method ?? 'GET', path, headers: req.headers, framework };
   const raw = parsed.rawBody ?? parsed.body;
+  // A body a parser already read came under its own limit, maybe higher than ours: each route holds its own.
   if (Buffer.isBuffer(raw) || typeof parsed.rawBody === 'string') {
-    // A parser before us read it under its own limit; ours holds all the same.
-    if (Buffer.byteLength(raw as Buffer | string) > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
     request.rawBody = raw as Buffer | string;
   } else if (req.readableEnded || req.readableDidRead) {
     // A parser consumed the stream; never wait on it. JSON routes can use the object, webhooks cannot.
     // (A parser that only set `req.body = {}` without reading, as Express 4's do for other content
-    // types, left the stream to us: it is read below.) Its own limit may be higher than ours.
-    if (Number(req.headers['content-length']) > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
+    // types, left the stream to us: it is read below.)
     request.parsedBody = parsed.body ?? {};
   } else if (request.method !== 'GET' && request.method !== 'HEAD') {
     request.rawBody = await readStream(req, maxBodyBytes);

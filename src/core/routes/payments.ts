@@ -4,10 +4,9 @@ import { checkClientToken, checkPaymentId } from '../payments/status.js';
 import type { Route } from '../router.js';
 import type { LedgerEntry } from '../stores/ledger-store.js';
 import { jsonResponse as json } from '../json-response.js';
-import { authorizedRequest, type Authorize } from './widget-token.js';
+import { authorizedRequest, type JsonRouteDeps } from './widget-token.js';
 
-export interface PaymentRoutesDeps {
-  authorize: Authorize | undefined;
+export interface PaymentRoutesDeps extends JsonRouteDeps {
   reconcile: (paymentId: string, options: ReconcileOptions) => Promise<ReconcileResult>;
   lookup: (paymentId: string) => Promise<LedgerEntry | undefined>;
 }
@@ -39,7 +38,7 @@ export function reconcileRoute(deps: PaymentRoutesDeps): Route {
     method: 'POST',
     path: '/payments/:paymentId/reconcile',
     async handler(request, params) {
-      const hookRequest = await authorizedRequest(deps.authorize, request);
+      const hookRequest = await authorizedRequest(deps, request);
       const paymentId = checkPaymentId(params.paymentId);
       const result = await deps.reconcile(paymentId, { clientToken: clientTokenOf(hookRequest.body) });
       return json(200, { payment_id: result.paymentId, status: result.status, outcome: result.outcome, source: result.source, ...facts(result) });
@@ -57,7 +56,7 @@ export function paymentRoute(deps: PaymentRoutesDeps): Route {
     method: 'GET',
     path: '/payments/:paymentId',
     async handler(request, params) {
-      await authorizedRequest(deps.authorize, request);
+      await authorizedRequest(deps, request);
       const paymentId = checkPaymentId(params.paymentId);
       const entry = await deps.lookup(paymentId);
       if (!entry) {

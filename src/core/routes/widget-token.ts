@@ -25,8 +25,13 @@ export type ResolveCheckout = (request: HookRequest) => MintInput | Promise<Mint
  */
 export type Authorize = (request: HookRequest) => boolean | Promise<boolean>;
 
-export interface WidgetTokenRouteDeps {
+/** What every JSON route needs: the merchant's authorize hook and its body limit. */
+export interface JsonRouteDeps {
   authorize: Authorize | undefined;
+  maxBodyBytes: number;
+}
+
+export interface WidgetTokenRouteDeps extends JsonRouteDeps {
   resolveCheckout: ResolveCheckout | undefined;
   mint: (input: MintInput) => Promise<WidgetToken>;
 }
@@ -37,7 +42,7 @@ export function widgetTokenRoute(deps: WidgetTokenRouteDeps): Route {
     method: 'POST',
     path: '/widget-token',
     async handler(request) {
-      const hookRequest = await authorizedRequest(deps.authorize, request);
+      const hookRequest = await authorizedRequest(deps, request);
       if (!deps.resolveCheckout) {
         throw new PayError('CHECKOUT_UNRESOLVED', 'POST /widget-token needs to know what the shopper owes: pass createPay({ resolveCheckout: (request) => ({ amount, currency, orderId }) }), reading the amount from your own records, never from the browser; or configure the commerce platform (COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD) and send { order_id }.');
       }
@@ -72,8 +77,8 @@ async function resolveCheckoutFor(resolveCheckout: ResolveCheckout, request: Hoo
 }
 
 /** The request with its JSON body, once the authorize hook (if any) let it through; else UNAUTHORIZED. */
-export async function authorizedRequest(authorize: Authorize | undefined, request: PayRequest): Promise<HookRequest> {
-  const hookRequest: HookRequest = { ...request, body: readJsonBody(request), header: (name) => getHeader(request.headers, name.toLowerCase()) };
+export async function authorizedRequest({ authorize, maxBodyBytes }: JsonRouteDeps, request: PayRequest): Promise<HookRequest> {
+  const hookRequest: HookRequest = { ...request, body: readJsonBody(request, maxBodyBytes), header: (name) => getHeader(request.headers, name.toLowerCase()) };
   if (authorize && !(await authorize(hookRequest))) {
     throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request.');
   }

@@ -34,6 +34,8 @@ export interface Webhooks {
 export interface WebhooksWithRoute extends Webhooks {
   /** `POST /webhooks` for the core router. */
   readonly route: Route;
+  /** Its body limit, resolved. */
+  readonly maxBodyBytes: number;
 }
 
 export interface WebhooksDeps {
@@ -84,6 +86,7 @@ export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
     on: dispatcher.on,
     onAny: dispatcher.onAny,
     onError: dispatcher.onError,
+    maxBodyBytes: policy.maxBodyBytes,
     route: webhookRoute({
       verify,
       dispatcher,
