@@ -1,3 +1,4 @@
+import { parseRetryAfter } from './retry-after.js';
 import type { PayResponse } from './types.js';
 
 /**
@@ -79,20 +80,28 @@ export class PayError extends Error {
 }
 
 /**
- * The upstream answered with an error status. Its status, content-type and raw body are kept
- * so the merchant's caller sees exactly what the service said.
+ * The upstream answered with an error status. Its status, content-type, Retry-After and raw body
+ * are kept so the merchant's caller sees exactly what the service said, and when to ask again.
  */
 export class UpstreamError extends PayError {
   override readonly name = 'UpstreamError';
   readonly service: string;
   readonly contentType: string | undefined;
+  /** The service's Retry-After header (a 429 or 503), as sent. */
+  readonly retryAfter: string | undefined;
   readonly #body: Uint8Array;
 
-  constructor(service: string, status: number, contentType: string | undefined, body: Uint8Array, message?: string) {
+  constructor(service: string, status: number, contentType: string | undefined, body: Uint8Array, message?: string, retryAfter?: string) {
     super('UPSTREAM_ERROR', message ?? `The ${service} service answered HTTP ${status}.`, { status, details: { service } });
     this.service = service;
     this.contentType = contentType;
+    this.retryAfter = retryAfter;
     this.#body = body;
+  }
+
+  /** How long the service asked to wait before the next call (ms), when it said. */
+  get retryAfterMs(): number | undefined {
+    return this.retryAfter === undefined ? undefined : parseRetryAfter(this.retryAfter);
   }
 
   /** The upstream body, byte for byte. */
@@ -107,6 +116,7 @@ export class UpstreamError extends PayError {
   override toResponse(): PayResponse {
     const headers: Record<string, string> = {};
     if (this.contentType) headers['content-type'] = this.contentType;
+    if (this.retryAfter) headers['retry-after'] = this.retryAfter;
     return { status: this.status, headers, body: this.#body };
   }
 }

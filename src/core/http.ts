@@ -1,6 +1,7 @@
 import type { HttpPolicy } from './config.js';
 import { PayError, UpstreamError } from './errors.js';
 import { jsonSyntaxCause } from './json-syntax-cause.js';
+import { parseRetryAfter } from './retry-after.js';
 import { BodyDecodingError } from './transport/decompress.js';
 import { fetchTransport } from './transport/fetch.js';
 import { ResponseTooLargeError } from './transport/limit.js';
@@ -118,12 +119,6 @@ function retryDelay(attempt: number, response: UpstreamResponse | undefined, pol
   return Math.random() * ceiling;
 }
 
-export function parseRetryAfter(value: string): number | undefined {
-  if (/^\d+$/.test(value.trim())) return Number(value) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
 /** Waits between attempts; an abort ends the wait at once, and a wait that ends leaves no listener on the (long-lived) signal. */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -147,14 +142,14 @@ export const refusedCredentials = (status: number): boolean => status === 401 ||
 export const MERCHANT_CREDENTIALS_HINT = 'Check the merchant credentials: PAY_MERCHANT_ID and PAY_MERCHANT_API_KEY (payment.merchantId and payment.apiKey).';
 
 /**
- * Throws the upstream's refusal as an UpstreamError that keeps its status, content-type and bytes.
+ * Throws the upstream's refusal as an UpstreamError that keeps its status, content-type, Retry-After and bytes.
  * `credentialsHint` says what to check on a 401 or 403, in the message only (the body stays the upstream's).
  */
 export function assertOk(service: string, response: UpstreamResponse, credentialsHint?: string): void {
   if (response.ok) return;
   const { status } = response;
   const message = credentialsHint !== undefined && refusedCredentials(status) ? `The ${service} service answered HTTP ${status}. ${credentialsHint}` : undefined;
-  throw new UpstreamError(service, status, response.headers.get('content-type') ?? undefined, response.body, message);
+  throw new UpstreamError(service, status, response.headers.get('content-type') ?? undefined, response.body, message, response.headers.get('retry-after') ?? undefined);
 }
 
 /**

@@ -118,6 +118,13 @@ export function describeAdapter(adapter: AdapterCase): void {
       expect(response.text).toBe(body);
     });
 
+    it('passes a rate limit through with its Retry-After, so the page knows when to ask again', async () => {
+      // Past http.retryAfterMaxMs: not waited for on the server, handed to the caller.
+      sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 429, headers: { 'retry-after': '120' }, body: 'slow down' });
+      const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect([response.status, response.headers.get('retry-after'), response.text]).toEqual([429, '120', 'slow down']);
+    });
+
     it('verifies a genuine webhook and runs the handler once', async () => {
       const delivery = webhook({ type: 'payment.succeeded', data: { payment_id: 'pay_1' } });
       const response = await send(delivery);

@@ -34,6 +34,11 @@ export interface SweepReport {
   unresolved: string[];
   /** Payments that could not be polled, e.g. an id the service does not know. */
   errors: Array<{ paymentId: string; code: string; message: string }>;
+  /**
+   * Set when the payment service asked to wait (a 429 or 503 with Retry-After, in ms): the sweep then
+   * started no further payment, and the ones not looked at wait for the next run, after that time.
+   */
+  retryAfterMs?: number;
 }
 
 export interface SweepDeps {
@@ -46,7 +51,7 @@ export interface SweepDeps {
 /**
  * Polls every ledger entry that is not terminal, `concurrency` at a time, and reports what changed.
  * One payment failing (an id the service does not know, a refusal) is reported and does not stop the
- * others; a ledger store that fails does (STORE_UNAVAILABLE).
+ * others; a ledger store that fails does (STORE_UNAVAILABLE), and so does a service asking to wait.
  */
 export async function reconcilePending(deps: SweepDeps, options: ReconcilePendingOptions = {}): Promise<SweepReport> {
   const olderThan = options.olderThan ?? 0;
@@ -67,6 +72,7 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
         report.changed.push(change);
       }
       if (result.outcome === 'needs_reconciliation') report.unresolved.push(entry.paymentId);
+      if (result.retryAfterMs !== undefined) report.retryAfterMs = Math.max(report.retryAfterMs ?? 0, result.retryAfterMs);
     } catch (error) {
       const payError = toPayError(error);
       if (payError.code === 'STORE_UNAVAILABLE') storeFailure ??= error;
@@ -76,7 +82,7 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
   };
   const worker = async () => {
     // Async generators queue concurrent next() calls, so the workers share one listing.
-    while (!options.signal?.aborted && storeFailure === undefined) {
+    while (!options.signal?.aborted && storeFailure === undefined && report.retryAfterMs === undefined) {
       let next: IteratorResult<LedgerEntry>;
       try {
         next = await entries.next();
@@ -90,6 +96,9 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   if (storeFailure !== undefined) throw toPayError(storeFailure);
+  if (report.retryAfterMs !== undefined) {
+    deps.logger.warn({ checked: report.checked, retryAfterMs: report.retryAfterMs }, 'the payment service asked to wait (Retry-After); the sweep stopped early, the rest waits for its next run');
+  }
   deps.logger.info({ checked: report.checked, changed: report.changed.length, unresolved: report.unresolved.length, errors: report.errors.length }, 'payment sweep finished');
   return report;
 }

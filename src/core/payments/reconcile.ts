@@ -22,6 +22,11 @@ export interface ReconcileResult {
   outcome: ReconcileOutcome;
   /** How that status was learned (a webhook may have arrived while this call polled); null with a null status. */
   source: LedgerSource | null;
+  /**
+   * With needs_reconciliation: the payment service asked to wait this long (ms) before polling again
+   * (a 429 or 503 with Retry-After), longer than the budget had left. Poll no sooner.
+   */
+  retryAfterMs?: number;
   orderId?: string;
   amount?: number;
   currency?: string;
@@ -82,7 +87,10 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   const deadline = started + budgetMs;
   let polls = 0;
   let lastError: PayError | undefined;
+  /** How long the service asked to wait after the last poll (Retry-After), when that ended the polling. */
+  let retryAfterMs = 0;
   for (let attempt = 0; ; attempt++) {
+    let retryAfter = 0;
     const window = Math.max(MIN_POLL_MS, deadline - Date.now());
     const policy = budgetMs === 0 ? {} : { totalTimeoutMs: Math.min(deps.http.totalTimeoutMs, window), attemptTimeoutMs: Math.min(deps.http.attemptTimeoutMs, window) };
     try {
@@ -94,13 +102,18 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     } catch (error) {
       if (isPermanent(error)) throw error;
       lastError = error as PayError;
+      retryAfter = (error instanceof UpstreamError && error.retryAfterMs) || 0;
     }
-    // Another poll needs its shortest window before the deadline, else the budget would be overrun.
+    // Another poll needs its shortest window before the deadline, else the budget would be overrun; and
+    // none goes out sooner than the service asked (polling through a rate limit only prolongs it).
     const left = deadline - Date.now() - MIN_POLL_MS;
-    if (left < 0 || options.signal?.aborted) break;
+    if (left < retryAfter || left < 0 || options.signal?.aborted) {
+      retryAfterMs = retryAfter;
+      break;
+    }
     const ceiling = Math.min(deps.pollMaxIntervalMs, deps.pollIntervalMs * 2 ** attempt);
     // Equal jitter: never a burst of immediate polls, never all clients in step.
-    const pause = Math.min(left, ceiling / 2 + Math.random() * (ceiling / 2));
+    const pause = Math.max(retryAfter, Math.min(left, ceiling / 2 + Math.random() * (ceiling / 2)));
     if (!(await sleep(pause, options.signal))) break;
   }
 
@@ -108,7 +121,8 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   const { entry } = await deps.ledger.record({ paymentId, status: null, source: 'poll' });
   const result = toReconcileResult(paymentId, entry);
   if (result.outcome === 'needs_reconciliation') {
-    deps.logger.warn({ paymentId, status: result.status, polls, elapsedMs: Date.now() - started, lastError: lastError?.code }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
+    if (retryAfterMs > 0) result.retryAfterMs = retryAfterMs;
+    deps.logger.warn({ paymentId, status: result.status, polls, elapsedMs: Date.now() - started, lastError: lastError?.code, retryAfterMs: result.retryAfterMs }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
   }
   return result;
 }

@@ -41,7 +41,10 @@ export function reconcileRoute(deps: PaymentRoutesDeps): Route {
       const hookRequest = await authorizedRequest(deps, request);
       const paymentId = checkPaymentId(params.paymentId);
       const result = await deps.reconcile(paymentId, { clientToken: clientTokenOf(hookRequest.body) });
-      return json(200, { payment_id: result.paymentId, status: result.status, outcome: result.outcome, source: result.source, ...facts(result) });
+      const answer = json(200, { payment_id: result.paymentId, status: result.status, outcome: result.outcome, source: result.source, ...facts(result) });
+      // The payment service is rate-limiting: the page should not call again sooner than it asked.
+      if (result.retryAfterMs !== undefined) answer.headers['retry-after'] = String(Math.ceil(result.retryAfterMs / 1000));
+      return answer;
     },
   };
 }

@@ -62,6 +62,31 @@ describe('reconcile', () => {
     }
   });
 
+  it('stops polling when the service asks to wait (429 Retry-After) longer than the budget has left, and says how long', async () => {
+    const pay = payFor(sb, { logger });
+    const { paymentId, clientToken } = await payByBank(pay, sb);
+    secrets.push(clientToken);
+    const limited = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 429, headers: { 'Retry-After': '30' }, body: '{"error":"slow down"}', times: Infinity });
+    const started = Date.now();
+    const result = await pay.payments.reconcile(paymentId, { budgetMs: 2_000, clientToken });
+    expect(result).toMatchObject({ outcome: 'needs_reconciliation', retryAfterMs: 30_000 });
+    // One poll, answered at once: polling a rate limit again inside its Retry-After only prolongs it.
+    expect(sb.faults.list().find((f) => f.id === limited)!.hits).toBe(1);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('waits out a Retry-After shorter than the budget before polling again', async () => {
+    const pay = payFor(sb, { logger, http: { maxRetries: 0 } });
+    const { paymentId, clientToken } = await payByBank(pay, sb);
+    secrets.push(clientToken);
+    const limited = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, headers: { 'Retry-After': '1' }, body: 'maintenance', times: 1 });
+    sb.payments.setStatus(paymentId, 'succeeded');
+    const started = Date.now();
+    expect(await pay.payments.reconcile(paymentId, { budgetMs: 3_000, clientToken })).toMatchObject({ outcome: 'confirmed' });
+    expect(sb.faults.list().some((f) => f.id === limited)).toBe(false); // used up: it answered the first poll
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
   it('answers needs_reconciliation when the payment confirms after the budget; the webhook then resolves it', async () => {
     const pay = await payWithWebhooks();
     sb.payments.setConfirmDelay(500);
@@ -287,6 +312,19 @@ describe('reconcilePending (the sweep)', () => {
     const again = await pay.payments.reconcilePending();
     expect(again.checked).toBe(3);
     expect(again.changed).toEqual([]);
+  });
+
+  it('stops starting payments when the service asks to wait (Retry-After), and reports how long', async () => {
+    const pay = payFor(sb, { logger });
+    for (let i = 0; i < 3; i++) {
+      const { paymentId, clientToken } = await payByBank(pay, sb);
+      secrets.push(clientToken);
+      await pay.payments.reconcile(paymentId, { budgetMs: 0 }); // pending: now in the ledger, unresolved
+    }
+    const limited = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 429, headers: { 'Retry-After': '60' }, body: '{"error":"slow down"}', times: Infinity });
+    const report = await pay.payments.reconcilePending({ concurrency: 1 });
+    expect(report).toMatchObject({ checked: 1, retryAfterMs: 60_000 });
+    expect(sb.faults.list().find((f) => f.id === limited)!.hits).toBe(1);
   });
 
   it('checks its options', async () => {

@@ -53,6 +53,20 @@ describe('POST /payments/:paymentId/reconcile', () => {
     expect(answer.json).toMatchObject({ payment_id: paymentId, status: 'pending', outcome: 'needs_reconciliation' });
   });
 
+  it('passes on the payment service\'s Retry-After when it rate-limits the polls past the budget', async () => {
+    const pay = payFor(sb, { logger, payments: { pollBudgetMs: 2_000 } });
+    const { paymentId, clientToken } = await payByBank(pay, sb);
+    tokens.push(clientToken);
+    const limited = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 429, headers: { 'Retry-After': '30' }, body: '{"error":"slow down"}', times: Infinity });
+    try {
+      const answer = await call(pay, 'POST', `/payments/${paymentId}/reconcile`, {});
+      expect([answer.status, answer.json.outcome, answer.headers['retry-after']]).toEqual([200, 'needs_reconciliation', '30']);
+      expect(sb.faults.list().find((f) => f.id === limited)!.hits).toBe(1);
+    } finally {
+      sb.faults.clear();
+    }
+  });
+
   it('answers failed for a declined card; 404 for a payment the service does not know; 400 for bad input', async () => {
     const pay = payFor(sb, { logger });
     const { paymentId, clientToken } = await payByCard(pay, sb, sb.testCards.declines);
