@@ -1,5 +1,6 @@
 import type { HttpPolicy } from '../config.js';
 import { invalidInput, PayError, UpstreamError } from '../errors.js';
+import { MAX_TIMER_MS } from '../max-timer.js';
 import type { LedgerEntry, LedgerSource } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { Ledger } from './ledger.js';
@@ -107,7 +108,8 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     // Another poll needs its shortest window before the deadline, else the budget would be overrun; and
     // none goes out sooner than the service asked (polling through a rate limit only prolongs it).
     const left = deadline - Date.now() - MIN_POLL_MS;
-    if (left < retryAfter || left < 0 || options.signal?.aborted) {
+    // (A wait past Node's longest timer would fire after 1 ms: it too ends the polling.)
+    if (left < retryAfter || left < 0 || retryAfter > MAX_TIMER_MS || options.signal?.aborted) {
       retryAfterMs = retryAfter;
       break;
     }

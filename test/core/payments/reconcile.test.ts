@@ -73,6 +73,11 @@ describe('reconcile', () => {
     // One poll, answered at once: polling a rate limit again inside its Retry-After only prolongs it.
     expect(sb.faults.list().find((f) => f.id === limited)!.hits).toBe(1);
     expect(Date.now() - started).toBeLessThan(1_000);
+    // A wait past Node's longest timer (24.8 days) would fire after 1 ms: even a budget that long stops.
+    sb.faults.clear();
+    const month = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 429, headers: { 'Retry-After': String(30 * 86_400) }, body: '{}', times: Infinity });
+    expect(await pay.payments.reconcile(paymentId, { budgetMs: 60 * 86_400_000, clientToken })).toMatchObject({ outcome: 'needs_reconciliation', retryAfterMs: 30 * 86_400_000 });
+    expect(sb.faults.list().find((f) => f.id === month)!.hits).toBe(1);
   });
 
   it('waits out a Retry-After shorter than the budget before polling again', async () => {
