@@ -1,5 +1,6 @@
 import { open, readFile, rename } from 'node:fs/promises';
 import type { CheckpointStore } from '../core/stores/checkpoint-store.js';
+import { EXIT, ExitError } from './io.js';
 
 /**
  * Checkpoints in a JSON file (`{ "<name>": "<value>" }`), replaced atomically (write, fsync, then rename)
@@ -18,7 +19,7 @@ export class FileCheckpointStore implements CheckpointStore {
       text = await readFile(this.path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-      throw error;
+      throw new ExitError(`The checkpoint file ${this.path} cannot be read (${(error as Error).message}); check --checkpoint.`, EXIT.failed);
     }
     try {
       const value: unknown = JSON.parse(text);
@@ -26,7 +27,7 @@ export class FileCheckpointStore implements CheckpointStore {
     } catch {
       // reported below
     }
-    throw new Error(`The checkpoint file ${this.path} is not a checkpoint file written by paywidget; move it away or pass another --checkpoint.`);
+    throw new ExitError(`The checkpoint file ${this.path} is not a checkpoint file written by paywidget; move it away or pass another --checkpoint.`, EXIT.failed);
   }
 
   async get(key: string): Promise<string | undefined> {

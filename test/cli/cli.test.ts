@@ -195,6 +195,11 @@ describe('paywidget CLI', () => {
     const result = await run(['orders', 'sync', '--checkpoint', checkpoint]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/not a checkpoint file written by paywidget/);
+    expect(result.stderr).not.toMatch(/unexpected error/);
+    // A directory is no checkpoint file either: the same kind of message, naming the option.
+    const unreadable = await run(['orders', 'sync', '--checkpoint', dir]);
+    expect(unreadable.code).toBe(1);
+    expect(unreadable.stderr).toMatch(/checkpoint file .* cannot be read \(EISDIR.*check --checkpoint/);
   });
 });
 
