@@ -69,6 +69,7 @@ describe('paywidget CLI', () => {
     [['orders', 'sync', '--status', 'pending,complete'], 2, 'stderr', /--status must be one status code[\s\S]*repeat --status/],
     [['reconcile', '--from', '2025-03-02', '--to', '2025-02-30'], 2, 'stderr', /--to '2025-02-30' is not a real date/],
     [['reconcile', '--from', '2025-03-02', '--to', '2025-03-01'], 2, 'stderr', /--from \(2025-03-02 00:00:00 UTC\) is after --to/],
+    [['reconcile', '--from', '2025-03-01', '--to', '2025-03-02', '--lookbehind-hours', '1e12'], 2, 'stderr', /--lookbehind-hours must be a number of hours[\s\S]*paywidget reconcile --help/],
     [['payments', 'reconcile', 'pay x/../y'], 2, 'stderr', /'pay x\/\.\.\/y' is not a payment_id[\s\S]*paywidget payments reconcile --help/],
     [['sandbox', '--orders', '999999999999'], 2, 'stderr', /--orders must be a whole number up to 1000000/],
   ])('%j exits %i with help or a clear error', async (argv, code, where, pattern) => {
