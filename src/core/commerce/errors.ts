@@ -94,13 +94,16 @@ export function pageSizeCapOf(body: MagentoErrorBody | undefined): number | unde
   return Number.isSafeInteger(cap) && cap > 0 ? cap : undefined;
 }
 
-/** A non-2xx answer of an order call as a CommerceError (COMMERCE_ERROR), message substituted, raw body kept. */
-export function commerceFailure(what: string, response: UpstreamResponse): CommerceError {
+/**
+ * A non-2xx answer of a commerce call as a CommerceError (COMMERCE_ERROR), message substituted, raw body
+ * kept. `noRouteHint` says what to check when the platform has no route for the call.
+ */
+export function commerceFailure(what: string, response: UpstreamResponse, noRouteHint = 'COMMERCE_URL (commerce.url) and commerce.readMethod'): CommerceError {
   const body = readMagentoError(response);
   const said = !body
     ? ` without a Magento error body (${response.headers.get('content-type') ?? 'no content-type'}); check COMMERCE_URL`
     : isNoRoute(body)
-      ? `: ${describeMagentoError(body).replace(/\.$/, '')}; the platform has no such path for this method: check COMMERCE_URL (commerce.url) and commerce.readMethod`
+      ? `: ${describeMagentoError(body).replace(/\.$/, '')}; the platform has no such path for this method: check ${noRouteHint}`
       : `: ${describeMagentoError(body).replace(/\.$/, '')}`;
   const maxPageSize = pageSizeCapOf(body);
   return new CommerceError('COMMERCE_ERROR', `The commerce platform refused ${what} with HTTP ${response.status}${said}.`, {

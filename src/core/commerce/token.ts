@@ -237,7 +237,8 @@ export class AdminTokens {
         const said = body ? describeMagentoError(body) : `HTTP 401`;
         throw new CommerceError('COMMERCE_AUTH_FAILED', `The commerce platform refused the admin login of '${config.username}': ${said} Not retried, since Magento locks an account after repeated failures: check COMMERCE_USERNAME and COMMERCE_PASSWORD, or wait until a locked account is released.`, { upstreamStatus: 401, body });
       }
-      throw commerceFailure('the admin token request', response);
+      // The token call is always a POST: only the URL and the store scope in it can be wrong.
+      throw commerceFailure('the admin token request', response, 'COMMERCE_URL (commerce.url) and COMMERCE_SCOPE (commerce.scope)');
     }
 
     const token = commerceJson(response, 'the admin token request');

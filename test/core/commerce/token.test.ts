@@ -231,4 +231,13 @@ describe('admin token', () => {
     sb.commerce.faults.inject({ route: '/rest/default/V1/orders/:id', status: 500, times: Infinity });
     expect((await pay.orders.get(1)).entity_id).toBe(1);
   });
+
+  it('says to check the URL and the scope, not the read method, when the token path has no route', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    sb.commerce.faults.inject({ route: 'POST /rest/default/V1/integration/admin/token', status: 404, body: '{"message":"Request does not match any route."}' });
+    const error = await rejection(payFor(sb).orders.get(1));
+    expect(error).toMatchObject({ code: 'COMMERCE_ERROR', details: { upstreamStatus: 404 } });
+    expect(error.message).toContain('check COMMERCE_URL (commerce.url) and COMMERCE_SCOPE (commerce.scope)');
+    expect(error.message).not.toContain('readMethod');
+  });
 });
