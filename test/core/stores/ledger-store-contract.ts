@@ -80,6 +80,19 @@ export function ledgerStoreContract(name: string, make: () => LedgerStore | Prom
       expect((await store.byOrder('o1')).map((e) => e.paymentId).sort()).toEqual(['a', 'b']);
     });
 
+    it('skips an entry that left the outcome while a long listing ran (a sweep meeting a webhook)', async () => {
+      const store = await make();
+      // More than a page of a store that pages underneath (Redis reads 200 at a time).
+      for (let i = 0; i < 250; i++) await store.record(observe(`p${i}`, 'pending', 'unresolved', 1_000 + i));
+      const seen: string[] = [];
+      for await (const entry of store.list({ outcome: 'unresolved' })) {
+        if (seen.length === 0) await store.record(observe('p240', 'succeeded', 'confirmed', 9_000));
+        seen.push(entry.paymentId);
+      }
+      expect(seen).toHaveLength(249);
+      expect(seen).not.toContain('p240');
+    });
+
     it('hands out copies: changing an answer changes nothing stored', async () => {
       const store = await make();
       const { entry } = await store.record(observe('p1', 'processing', 'unresolved', 1_000));
