@@ -81,7 +81,7 @@ export function createPay(options: PayOptions = {}): Pay {
   });
   const webhooks = createWebhooks({
     secrets: () => requireWebhookSecrets(config),
-    options: { maxBodyBytes, ...options.webhooks },
+    options: { ...options.webhooks, maxBodyBytes: options.webhooks?.maxBodyBytes ?? maxBodyBytes },
     store: options.stores?.claims ?? new MemoryClaimStore({ now }),
     logger,
     now,

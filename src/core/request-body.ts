@@ -9,14 +9,15 @@ const textDecoder = new TextDecoder();
 /**
  * The JSON body of a request to a JSON route: a parser's object, the raw bytes parsed, or `{}` when
  * empty; 413 past `limit`. The adapters read up to the largest route's limit (`webhooks.maxBodyBytes`
- * may be higher), so each route holds its own here. A parser's object is measured by its
- * Content-Length, or re-serialized when it came chunked: the parser's own limit may be higher.
+ * may be higher), so each route holds its own here. Of a parser's object only a declared length tells
+ * the size (re-serialized, whitespace and escapes would be lost, and `1e20` would grow): a body that
+ * came chunked or compressed was held to the parser's own limit alone.
  */
 export function readJsonBody(request: PayRequest, limit: number): unknown {
   if (request.parsedBody !== undefined && request.rawBody === undefined) {
-    const declared = getHeader(request.headers, 'content-length');
-    const size = declared === undefined ? utf8Length(JSON.stringify(request.parsedBody) ?? '') : Number(declared);
-    if (size > limit) throw bodyTooLarge(limit);
+    const encoding = getHeader(request.headers, 'content-encoding');
+    const identity = encoding === undefined || encoding.trim().toLowerCase() === 'identity';
+    if (identity && Number(getHeader(request.headers, 'content-length')) > limit) throw bodyTooLarge(limit);
     return request.parsedBody;
   }
   const raw = request.rawBody;

@@ -90,7 +90,8 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
         storeFailure ??= error;
         return;
       }
-      if (next.done) return;
+      // Another worker may have been told to wait while this one waited for the listing.
+      if (next.done || options.signal?.aborted || report.retryAfterMs !== undefined) return;
       await sweepOne(next.value);
     }
   };

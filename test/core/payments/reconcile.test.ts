@@ -78,6 +78,11 @@ describe('reconcile', () => {
     const month = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 429, headers: { 'Retry-After': String(30 * 86_400) }, body: '{}', times: Infinity });
     expect(await pay.payments.reconcile(paymentId, { budgetMs: 60 * 86_400_000, clientToken })).toMatchObject({ outcome: 'needs_reconciliation', retryAfterMs: 30 * 86_400_000 });
     expect(sb.faults.list().find((f) => f.id === month)!.hits).toBe(1);
+    // Four hundred digits: still a number of milliseconds, never Infinity (it goes into a header and a JSON report).
+    sb.faults.clear();
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 429, headers: { 'Retry-After': '9'.repeat(400) }, body: '{}', times: Infinity });
+    const forever = await pay.payments.reconcile(paymentId, { budgetMs: 2_000, clientToken });
+    expect(forever).toMatchObject({ outcome: 'needs_reconciliation', retryAfterMs: Number.MAX_SAFE_INTEGER });
   });
 
   it('waits out a Retry-After shorter than the budget before polling again', async () => {
@@ -328,6 +333,28 @@ describe('reconcilePending (the sweep)', () => {
     }
     const limited = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 429, headers: { 'Retry-After': '60' }, body: '{"error":"slow down"}', times: Infinity });
     const report = await pay.payments.reconcilePending({ concurrency: 1 });
+    expect(report).toMatchObject({ checked: 1, retryAfterMs: 60_000 });
+    expect(sb.faults.list().find((f) => f.id === limited)!.hits).toBe(1);
+  });
+
+  it('starts no payment after the service asked to wait, though other workers were waiting on a slow listing', async () => {
+    /** A store whose listing takes a while per entry, as a Redis round trip per page does. */
+    class SlowListing extends MemoryLedgerStore {
+      override async *list(query: Parameters<MemoryLedgerStore['list']>[0]) {
+        for await (const entry of super.list(query)) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          yield entry;
+        }
+      }
+    }
+    const pay = payFor(sb, { logger, stores: { ledger: new SlowListing() } });
+    for (let i = 0; i < 6; i++) {
+      const { paymentId, clientToken } = await payByBank(pay, sb);
+      secrets.push(clientToken);
+      await pay.payments.reconcile(paymentId, { budgetMs: 0 });
+    }
+    const limited = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 429, headers: { 'Retry-After': '60' }, body: '{"error":"slow down"}', times: Infinity });
+    const report = await pay.payments.reconcilePending({ concurrency: 4 });
     expect(report).toMatchObject({ checked: 1, retryAfterMs: 60_000 });
     expect(sb.faults.list().find((f) => f.id === limited)!.hits).toBe(1);
   });

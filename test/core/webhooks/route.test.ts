@@ -271,6 +271,9 @@ describe('POST /webhooks: the body', () => {
     // The pay-wide limit is the default for webhooks.
     const pay50 = payWithClock({ maxBodyBytes: 50 }).pay;
     expect((await post(pay50, delivery({ type: 'x', pad: 'x'.repeat(50) }))).status).toBe(413);
+    // An options object that names the key without a value leaves the default as it is.
+    const unset = payWithClock({ maxBodyBytes: 50, webhooks: { maxBodyBytes: undefined } }).pay;
+    expect((await post(unset, delivery({ type: 'x', pad: 'x'.repeat(50) }))).status).toBe(413);
   });
 
   it('a parsed body without the raw one → 400 WEBHOOK_BODY_NOT_RAW naming the framework fixes', async () => {
