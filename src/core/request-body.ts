@@ -31,6 +31,10 @@ export function readJsonBody(request: PayRequest, limit: number): unknown {
   }
 }
 
-export function bodyTooLarge(limit: number, cause?: unknown): PayError {
-  return new PayError('BODY_TOO_LARGE', `The request body is larger than the ${limit}-byte limit. Raise maxBodyBytes if your payloads really are this large.`, { cause });
+/** What the adapters read up to, `pay.maxBodyBytes`, is the larger of the two limits: either may be the one to raise. */
+export const READ_LIMIT_OPTIONS = 'maxBodyBytes (or webhooks.maxBodyBytes, for webhooks)';
+
+/** 413, naming the option that sets `limit`. */
+export function bodyTooLarge(limit: number, option = 'maxBodyBytes', cause?: unknown): PayError {
+  return new PayError('BODY_TOO_LARGE', `The request body is larger than the ${limit}-byte limit. Raise ${option} if your payloads really are this large.`, { cause });
 }

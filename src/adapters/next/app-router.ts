@@ -3,7 +3,7 @@ import type { Pay, PayOptions } from '../../core/pay.js';
 import { resolvePay } from '../../core/resolve-pay.js';
 import { routeNotFound } from '../../core/router.js';
 import { readLimited } from '../../core/read-limited.js';
-import { bodyTooLarge } from '../../core/request-body.js';
+import { bodyTooLarge, READ_LIMIT_OPTIONS } from '../../core/request-body.js';
 import type { PayResponse } from '../../core/types.js';
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> | Record<string, string | string[] | undefined> };
@@ -51,7 +51,7 @@ export function catchAllPath(segments: string | string[] | undefined): string {
 
 /** Reads a Fetch body with a byte limit, without buffering past it. */
 async function readBody(request: Request, limit: number): Promise<Uint8Array> {
-  const tooLarge = () => bodyTooLarge(limit);
+  const tooLarge = () => bodyTooLarge(limit, READ_LIMIT_OPTIONS);
   if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
   return readLimited(request.body, limit, tooLarge, { drainPastLimit: true });
 }

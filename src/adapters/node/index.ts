@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import getRawBody from 'raw-body';
 import { PayError, toPayError } from '../../core/errors.js';
 import type { Pay } from '../../core/pay.js';
-import { bodyTooLarge } from '../../core/request-body.js';
+import { bodyTooLarge, READ_LIMIT_OPTIONS } from '../../core/request-body.js';
 import type { Framework, PayRequest, PayResponse } from '../../core/types.js';
 
 /** Where a body parser that ran before us may have left the body: `req` in Express and Next, `ctx.request` in Koa. */
@@ -51,7 +51,7 @@ async function readStream(req: IncomingMessage, limit: number): Promise<Buffer> 
     req.resume();
     const type = (error as { type?: string }).type;
     if (type === 'entity.too.large') {
-      throw bodyTooLarge(limit, error);
+      throw bodyTooLarge(limit, READ_LIMIT_OPTIONS, error);
     }
     throw new PayError('INVALID_INPUT', 'The request body could not be read (the client aborted or sent a wrong Content-Length).', { cause: error });
   }

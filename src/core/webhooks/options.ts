@@ -30,12 +30,14 @@ export interface WebhookPolicy {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+const MAX_TOLERANCE_SECONDS = 30 * 24 * 60 * 60;
 
 const positiveInt = (unit: string) => z.custom<number>((v) => Number.isSafeInteger(v) && (v as number) > 0, `must be a positive whole number of ${unit}`);
 const schema = z.object({
+  // At most 30 days: the replay guard keeps a signature 2 × tolerance, and a store's expiry (Redis PX) has a ceiling.
   toleranceSeconds: z.custom<number | false>(
-    (v) => v === false || (typeof v === 'number' && Number.isFinite(v) && v > 0),
-    'must be a positive number of seconds, or false to switch the check off',
+    (v) => v === false || (typeof v === 'number' && Number.isFinite(v) && v > 0 && v <= MAX_TOLERANCE_SECONDS),
+    'must be a positive number of seconds up to 2592000 (30 days), or false to switch the check off',
   ).default(300),
   maxBodyBytes: positiveInt('bytes').default(1024 * 1024),
   retentionMs: positiveInt('milliseconds').default(3 * DAY_MS),
@@ -61,6 +63,7 @@ export function resolveWebhookOptions(options: WebhookOptions = {}): WebhookPoli
   const { toleranceSeconds, maxBodyBytes, retentionMs, leaseMs, eventType } = result.data;
   // A signature is accepted while now is within ±tolerance of its timestamp: a window of 2 × tolerance
   // from the first sighting at worst. Without a tolerance, remember it as long as event ids.
-  const signatureRetentionMs = toleranceSeconds === false ? retentionMs : Math.ceil(2 * toleranceSeconds * 1000) + leaseMs;
+  // Never shorter than a lease, or a replay under a new event id would pass while the original still runs.
+  const signatureRetentionMs = toleranceSeconds === false ? Math.max(retentionMs, leaseMs) : Math.ceil(2 * toleranceSeconds * 1000) + leaseMs;
   return { toleranceSeconds, maxBodyBytes, retentionMs: Math.max(retentionMs, signatureRetentionMs), leaseMs, signatureRetentionMs, eventType: eventType ?? defaultEventType };
 }

@@ -123,7 +123,7 @@ describe('POST /webhooks: exactly once per event id', () => {
   });
 
   it('forgets completed event ids after the retention period', async () => {
-    const { pay, clock } = payWithClock({ webhooks: { retentionMs: 10_000, toleranceSeconds: false } });
+    const { pay, clock } = payWithClock({ webhooks: { retentionMs: 10_000, toleranceSeconds: false, leaseMs: 5_000 } });
     let runs = 0;
     pay.webhooks.onAny(() => void runs++);
     const d = delivery(paid, { eventId: 'evt_retention' });
@@ -181,6 +181,25 @@ describe('POST /webhooks: the replay guard', () => {
     gate.resolve();
     expect((await first).status).toBe(200);
     expect((await post(pay, replay)).json.error?.code).toBe('WEBHOOK_REPLAYED');
+    expect(runs).toBe(1);
+  });
+
+  it('refuses a replay while the original runs, with no tolerance and a retention shorter than the lease', async () => {
+    // Without a tolerance a signature is remembered for retentionMs, but never less than the lease.
+    const { pay, clock } = payWithClock({ webhooks: { toleranceSeconds: false, retentionMs: 1_000, leaseMs: 60_000 } });
+    const gate = deferred();
+    let runs = 0;
+    pay.webhooks.onAny(async () => {
+      runs++;
+      await gate.promise;
+    });
+    const d = delivery(paid, { eventId: 'evt_slow' });
+    const first = post(pay, d);
+    await sleep(5);
+    clock.now += 1_500;
+    expect((await post(pay, { ...d, headers: { ...d.headers, 'x-pay-event-id': 'evt_forged' } })).json.error?.code).toBe('WEBHOOK_REPLAYED');
+    gate.resolve();
+    expect((await first).status).toBe(200);
     expect(runs).toBe(1);
   });
 
@@ -325,6 +344,8 @@ describe('webhook options are validated at creation', () => {
     [{ maxBodyBytes: 0 }, /webhooks\.maxBodyBytes must be a positive whole number of bytes/],
     [{ retentionMs: 1.5 }, /webhooks\.retentionMs must be a positive whole number/],
     [{ leaseMs: -1 }, /webhooks\.leaseMs/],
+    // Twice that, in ms, is past what Redis takes as an expiry: every delivery would be answered 503.
+    [{ toleranceSeconds: 1e16 }, /webhooks\.toleranceSeconds must be a positive number of seconds up to 2592000 \(30 days\)/],
     [{ eventType: 'type' }, /webhooks\.eventType must be a function/],
   ])('%o', (webhooks, message) => {
     expect(() => payWithClock({ webhooks: webhooks as never })).toThrow(message);
