@@ -66,8 +66,12 @@ const required = (what: string) => ({
 const text = z.string(required('a non-empty string')).trim().min(1, 'must not be empty');
 // fetch refuses a URL with credentials in an error that quotes it whole, password included.
 const withoutCredentials = (value: string) => {
-  const { username, password } = new URL(value);
-  return username === '' && password === '';
+  try {
+    const { username, password } = new URL(value);
+    return username === '' && password === '';
+  } catch {
+    return true; // not a URL at all ('127.0.0.1:3000'): z.url has said so, and zod runs this check anyway
+  }
 };
 const url = z
   .url({ protocol: /^https?$/, ...required('an http(s) URL such as https://pay.example.com') })

@@ -109,6 +109,14 @@ describe('configuration', () => {
     expect(createPay({ env, payment: { apiUrl: 'https://p.test', merchantId: 'm', apiKey: ' sk_ok\n', webhookSecret: 'w' } }).config.payment?.apiKey?.reveal()).toBe('sk_ok');
   });
 
+  it('refuses a service URL without its scheme as CONFIG_INVALID naming the variable, not a TypeError', () => {
+    for (const [variable, extra] of [['PAY_API_URL', {}], ['COMMERCE_URL', { COMMERCE_USERNAME: 'a', COMMERCE_PASSWORD: 'p' }]] as const) {
+      const error = configError(() => createPay({ env: { ...env, ...extra, [variable]: '127.0.0.1:47200' } }));
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).toMatch(new RegExp(`environment variable ${variable}\\) must be an http\\(s\\) URL`));
+    }
+  });
+
   it('refuses a service URL with a user name or password in it, without echoing them', () => {
     // fetch refuses such a URL with an error quoting it whole; node:http would send the pair as Basic auth.
     for (const [field, options] of [
