@@ -33,6 +33,8 @@ Object.assign(process.env, {
 });
 console.log(`Sandbox payment service on ${sandbox.paymentUrl}; test card ${sandbox.testCards.succeeds} succeeds.`);
 console.log(`Sandbox widget host on ${sandbox.widgetUrl} (integrity ${sandbox.widgetIntegrity}).`);
+// The sandbox's own test secret, so you can sign webhooks by hand (signWebhook from paywidget-server/testing).
+console.log(`Sandbox signing secret: PAY_WEBHOOK_SECRET=${sandbox.webhookSecret}`);
 
 if (name === 'next') {
   // Next imports the built package: run `npm run build` first.

@@ -22,7 +22,12 @@ const pay = createPay({
 handleWebhooks(pay);
 
 const port = Number(process.env.PORT ?? 3001);
-createApp(pay).listen(port, '127.0.0.1', () => {
+createApp(pay).listen(port, '127.0.0.1', (error?: Error) => {
+  // Express 5 hands a failed listen (the port in use) to this callback instead of throwing it.
+  if (error) {
+    console.error(`Cannot listen on 127.0.0.1:${port} (${error.message}); choose another port with PORT=…`);
+    process.exit(1);
+  }
   console.log(`Merchant backend on http://127.0.0.1:${port}: POST /pay/widget-token, POST /pay/webhooks`);
   console.log(`Checkout page: http://127.0.0.1:${port}/checkout?orderId=1001`);
 });

@@ -26,6 +26,11 @@ app.use((ctx) => {
 });
 
 const port = Number(process.env.PORT ?? 3002);
-app.listen(port, '127.0.0.1', () => {
-  console.log(`Merchant backend on http://127.0.0.1:${port}: POST /pay/widget-token, POST /pay/webhooks`);
-});
+app
+  .listen(port, '127.0.0.1', () => {
+    console.log(`Merchant backend on http://127.0.0.1:${port}: POST /pay/widget-token, POST /pay/webhooks`);
+  })
+  .on('error', (error) => {
+    console.error(`Cannot listen on 127.0.0.1:${port} (${error.message}); choose another port with PORT=…`);
+    process.exit(1);
+  });
