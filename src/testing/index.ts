@@ -7,7 +7,7 @@ export interface SignWebhookOptions {
   secret: string;
   /** Unix seconds; defaults to now. */
   timestamp?: number | string;
-  /** Defaults to a fresh `evt_` id. */
+  /** Defaults to the payload's `id` when it is a string, as the payment service sends it; else a fresh `evt_` id. */
   eventId?: string;
 }
 
@@ -26,7 +26,13 @@ export function signWebhook({ payload, secret, timestamp, eventId }: SignWebhook
       'content-type': 'application/json',
       'x-pay-signature': computeSignature(secret, ts, body),
       'x-pay-timestamp': ts,
-      'x-pay-event-id': eventId ?? `evt_${randomUUID()}`,
+      'x-pay-event-id': eventId ?? idOf(payload) ?? `evt_${randomUUID()}`,
     },
   };
+}
+
+/** The event id the payment service would send: the payload's own `id`. */
+function idOf(payload: unknown): string | undefined {
+  const id = typeof payload === 'object' && payload !== null && !(payload instanceof Uint8Array) ? (payload as { id?: unknown }).id : undefined;
+  return typeof id === 'string' && id !== '' ? id : undefined;
 }
