@@ -62,6 +62,15 @@ describe('commerce sandbox: admin token', () => {
     expect((await login(sb)).status).toBe(200);
   });
 
+  it('counts failures in a row only while each comes within lockoutMs of the one before, as Magento does', async () => {
+    let clock = Date.UTC(2030, 0, 1);
+    sb = await startSandbox({ now: () => clock });
+    for (let i = 0; i < 5; i++) await login(sb, { username: sb.commerceUsername, password: 'bad' });
+    clock += 30 * 60_000; // a quiet half hour starts the count over
+    for (let i = 0; i < 5; i++) await login(sb, { username: sb.commerceUsername, password: 'bad' });
+    expect((await login(sb)).status).toBe(200);
+  });
+
   it('refuses logins with the 2FA message in two-factor mode', async () => {
     sb = await startSandbox({ commerce: { twoFactor: true } });
     const res = await login(sb);

@@ -5,7 +5,7 @@ import { Secret } from '../secret.js';
 import type { AdminTokenStore } from '../stores/admin-token-store.js';
 import type { Logger } from '../types.js';
 import { CommerceError, commerceFailure, commerceJson, describeMagentoError, readMagentoError, type MagentoErrorBody } from './errors.js';
-import { decodeRefusal, encodeRefusal, failIfRefused, isRememberedRefusal, LOGIN_REFUSAL_COOLDOWN_MS, type Refusal } from './login-refusal.js';
+import { decodeRefusal, encodeRefusal, failIfRefused, isRememberedRefusal, NO_REFUSAL, sharedRefusalTtlMs, type Refusal } from './login-refusal.js';
 
 export interface AdminTokenDeps {
   config: CommerceConfig;
@@ -39,8 +39,8 @@ const aborted = (signal: AbortSignal) => new PayError('UPSTREAM_UNREACHABLE', 'T
 /**
  * The admin token: cached in the store for its lifetime less a margin, fetched by one request
  * however many calls wait for it, and never retried after a refusal (Magento locks the account
- * after repeated failed logins). A refused login is remembered for LOGIN_REFUSAL_COOLDOWN_MS, by every
- * instance that shares the store.
+ * after repeated failed logins). A refused login is remembered (1 minute, growing with refusals in a
+ * row: see loginRefusalCooldownMs) by every instance that shares the store.
  *
  * With a shared store that offers a refresh lock (Redis), one instance logs in at a time and the
  * others poll the store for its token. When the store is unreachable, the instance keeps using its
@@ -178,14 +178,19 @@ export class AdminTokens {
     } catch (error) {
       if (isRememberedRefusal(error)) {
         const at = this.#now();
-        this.#refusal = { error, at, dead };
-        await this.#deps.store.set(this.#refusalKey, encodeRefusal(error, at), LOGIN_REFUSAL_COOLDOWN_MS).catch((storeError: unknown) => {
+        const count = (this.#refusal?.count ?? 0) + 1;
+        this.#refusal = { error, at, count, dead };
+        await this.#deps.store.set(this.#refusalKey, encodeRefusal(error, at, count), sharedRefusalTtlMs(count)).catch((storeError: unknown) => {
           this.#deps.logger.warn({ err: storeError, service: 'commerce' }, 'admin token store failed to keep the refused login; other instances may try their own');
         });
       }
       throw error;
     }
-    this.#refusal = undefined;
+    if (this.#refusal) {
+      // Refusals in a row end here, for the other instances too.
+      this.#refusal = undefined;
+      await this.#deps.store.set(this.#refusalKey, NO_REFUSAL, 1).catch(() => {});
+    }
     const ttlMs = tokenTtlMs(this.#deps.config.tokenLifetimeMs);
     this.#local = { token: new Secret(token), expiresAt: this.#now() + ttlMs };
     try {

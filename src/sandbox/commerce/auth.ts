@@ -16,10 +16,13 @@ export interface AdminAuthOptions {
  * Magento's admin login: `POST /V1/integration/admin/token` answers the token as a JSON string; a
  * wrong password, an unknown user and a locked account all get the same 401; after
  * `lockoutFailures` failures in a row the account is locked for `lockoutMs`, right password or not.
+ * As in Magento's RequestThrottler, failures count "in a row" while each comes within `lockoutMs` of
+ * the one before: a quieter pause starts the count over.
  */
 export class AdminAuth {
   private readonly tokens = new Map<string, number>();
   private failures = 0;
+  private lastFailureAt = -Infinity;
   private lockedUntil = 0;
   twoFactor: boolean;
   /** Token requests received, issued tokens, and order calls refused for want of a valid token. */
@@ -39,6 +42,8 @@ export class AdminAuth {
     const locked = now() < this.lockedUntil;
     const right = safeEqual(body.username as string, username) && safeEqual(body.password as string, password);
     if (locked || !right) {
+      if (now() - this.lastFailureAt >= lockoutMs) this.failures = 0;
+      this.lastFailureAt = now();
       if (!locked && ++this.failures >= lockoutFailures) {
         this.lockedUntil = now() + lockoutMs;
         this.failures = 0;

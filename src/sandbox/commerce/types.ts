@@ -20,7 +20,7 @@ export interface CommerceSandboxOptions {
   password?: string;
   /** Admin token lifetime by the sandbox clock (default 4 hours). */
   tokenLifetimeMs?: number;
-  /** Failed logins in a row that lock the account (default 6), and for how long (default 30 minutes). */
+  /** Failed logins in a row (each within lockoutMs of the last) that lock the account (default 6), and for how long (default 30 minutes). */
   lockoutFailures?: number;
   lockoutMs?: number;
   /** Refuse username/password logins with Magento's 2FA message (default false). */

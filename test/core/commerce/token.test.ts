@@ -105,9 +105,29 @@ describe('admin token', () => {
     await rejection(pay.orders.get(1));
     expect(sb.commerce.stats().tokenRequests).toBe(2);
 
-    // The account was never locked: with the password now right, the next login after the cooldown works.
+    // The account was never locked: with the password now right, the next login after the cooldown (two
+    // minutes, for a second refusal in a row) works.
     sb.commerce.setPassword('wrong-password');
     clock += 60_000;
+    expect((await rejection(pay.orders.get(1))).message).toContain('no new login is tried before 2030-01-01T00:03:00.000Z');
+    clock += 60_000;
+    expect((await pay.orders.get(1)).entity_id).toBe(1);
+  });
+
+  it('never locks the account, however long a wrong password stays: refusals in a row wait longer, up to past the lockout window', async () => {
+    let clock = Date.UTC(2030, 0, 1);
+    sb = await commerceSandbox({ orders: 5 }, () => clock); // Magento's defaults: the 6th refusal within 30 minutes of the last locks
+    const pay = payFor(sb, { now: () => clock, commerce: { password: 'rotated-by-ops' } });
+    const loginsAt: number[] = [];
+    for (let minute = 0; minute <= 180; minute++, clock += 60_000) {
+      const before = sb.commerce.stats().tokenRequests;
+      await rejection(pay.orders.get(1));
+      if (sb.commerce.stats().tokenRequests > before) loginsAt.push(minute);
+    }
+    // 1, 2 and 4 minutes apart, then 31: never six within 30 minutes of each other.
+    expect(loginsAt.slice(0, 6)).toEqual([0, 1, 3, 7, 38, 69]);
+    sb.commerce.setPassword('rotated-by-ops');
+    clock += 31 * 60_000;
     expect((await pay.orders.get(1)).entity_id).toBe(1);
   });
 
