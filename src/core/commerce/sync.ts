@@ -1,4 +1,4 @@
-import { invalidInput } from '../errors.js';
+import { invalidInput, PayError } from '../errors.js';
 import type { CheckpointStore } from '../stores/checkpoint-store.js';
 import type { Logger } from '../types.js';
 import type { OrderReader } from './orders.js';
@@ -115,7 +115,9 @@ interface RunDeps {
 async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions): Promise<OrderSyncSummary> {
   const { store, lock, logger, filter } = deps;
   const { checkpoint, onOrder, onProgress, pageSize, prefetch, signal, settleMs = DEFAULT_SETTLE_MS } = options;
-  const saved = readPosition(checkpoint, await store.get(checkpoint));
+  /** The checkpoint's value as this run last read or wrote it. */
+  let ours = await store.get(checkpoint);
+  const saved = readPosition(checkpoint, ours);
   if (saved && !sameFilter(saved.filter, filter)) {
     throw invalidInput('checkpoint', `Checkpoint '${checkpoint}' belongs to a sync with filter ${JSON.stringify(saved.filter)}, not ${JSON.stringify(filter)}: resuming it would skip orders. Use another checkpoint name for this filter.`);
   }
@@ -140,7 +142,13 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
   const save = async (done: boolean) => {
     const value: SavedPosition = { v: 1, filter, lastEntityId: position ?? 0, delivered: (saved?.delivered ?? 0) + delivered, complete: done, updatedAt: new Date().toISOString() };
     await lock.confirm();
-    await store.set(checkpoint, JSON.stringify(value));
+    // A renewal takes back a hold nobody holds, so it cannot tell that another run took the lapsed hold,
+    // synced and freed it meanwhile; the position that run saved can. (Once renewed, no run can take it
+    // between this read and the write.)
+    if ((await store.get(checkpoint)) !== ours) throw lock.lost();
+    const text = JSON.stringify(value);
+    await store.set(checkpoint, text);
+    ours = text;
     savedId = position;
   };
 
@@ -174,7 +182,8 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
       complete = false; // the page in flight was cancelled: a stop, not a failure
     } else {
       // Keep what was delivered before the failure, so the next run does not repeat it.
-      if (position !== savedId) await save(false).catch((e: unknown) => logger.error({ err: e, checkpoint }, 'could not save the order sync position'));
+      const lostToAnotherRun = error instanceof PayError && error.code === 'SYNC_IN_PROGRESS';
+      if (position !== savedId && !lostToAnotherRun) await save(false).catch((e: unknown) => logger.error({ err: e, checkpoint }, 'could not save the order sync position'));
       logger.warn({ service: 'commerce', checkpoint, delivered, lastEntityId }, 'order sync stopped by an error; its position is saved');
       throw error;
     }

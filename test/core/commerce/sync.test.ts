@@ -305,6 +305,27 @@ describe('orders.sync', () => {
     expect(await checkpoints.acquireLock('nightly', 30_000)).toBeUndefined();
   });
 
+  it('stops at its next save when, stalled past its hold, another run took the checkpoint, finished and freed it', async () => {
+    sb = await commerceSandbox({ orders: 200 });
+    let now = 1_700_000_000_000;
+    const checkpoints = new MemoryCheckpointStore({ now: () => now });
+    const pay = payFor(sb, { stores: { checkpoints } });
+    const stalled: number[] = [];
+    let other: { delivered: number } | undefined;
+    const error = await rejection(pay.orders.sync({ checkpoint: 'nightly', pageSize: 50, onOrder: async (o) => {
+      stalled.push(o.entity_id);
+      if (o.entity_id === 30) {
+        now += 31_000;
+        other = await pay.orders.sync({ checkpoint: 'nightly', pageSize: 50, onOrder: () => {} });
+      }
+    } }));
+    expect(other).toMatchObject({ delivered: 200, complete: true });
+    // The lock was free again when this run renewed it; the position the other run saved tells it lost.
+    expect(error).toMatchObject({ code: 'SYNC_IN_PROGRESS', status: 409 });
+    expect(stalled).toEqual(range(1, 50));
+    expect(JSON.parse((await checkpoints.get('nightly'))!)).toMatchObject({ lastEntityId: 200, complete: true });
+  });
+
   it('refuses bad options and a checkpoint value it did not write', async () => {
     sb = await commerceSandbox({ orders: 5 });
     const checkpoints = new MemoryCheckpointStore();
