@@ -19,19 +19,26 @@ export interface OrderIterateOptions extends OrderFilter {
   signal?: AbortSignal;
 }
 
-/** `items[3].grand_total: expected number` for the first few issues. */
-function describeIssues(error: z.ZodError): string {
+/** `items[3] (entity_id 157).grand_total: expected number` for the first few issues: a page's order named by its id. */
+function describeIssues(error: z.ZodError, value: unknown): string {
+  const items = (value as { items?: unknown } | null)?.items;
   const shown = error.issues.slice(0, 3).map((issue) => {
-    const path = issue.path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
+    const path = issue.path.reduce<string>((acc, key, i) => {
+      if (typeof key !== 'number') return acc ? `${acc}.${String(key)}` : String(key);
+      const id = i === 1 && issue.path[0] === 'items' && Array.isArray(items) ? (items[key] as { entity_id?: unknown } | undefined)?.entity_id : undefined;
+      return `${acc}[${key}]${typeof id === 'number' ? ` (entity_id ${id})` : ''}`;
+    }, '');
     return `${path || '(root)'}: ${issue.message}`;
   });
   const more = error.issues.length > 3 ? ` (and ${error.issues.length - 3} more)` : '';
   return shown.join('; ') + more;
 }
 
-function invalidResponse(what: string, error: z.ZodError): PayError {
+function invalidResponse(what: string, error: z.ZodError, value: unknown): PayError {
   const paths = error.issues.map((i) => i.path.map(String).join('.'));
-  return new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform's ${what} does not match the Order Retrieval API: ${describeIssues(error)}.`, {
+  // A search stops at the page every time, so say which order to fix.
+  const fix = paths.some((path) => path.startsWith('items.')) ? ' Fix that order on the platform, or leave it out with a filter: every search or sync stops at its page until then.' : '';
+  return new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform's ${what} does not match the Order Retrieval API: ${describeIssues(error, value)}.${fix}`, {
     details: { service: 'commerce', paths: paths.slice(0, 10) },
   });
 }
@@ -43,7 +50,7 @@ const isSearchResult = compileGuard(orderSearchResultSchema);
 function validate<T>(value: unknown, guard: (value: unknown) => boolean, schema: z.ZodType, what: string): T {
   if (guard(value)) return value as T;
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw invalidResponse(what, parsed.error);
+  if (!parsed.success) throw invalidResponse(what, parsed.error, value);
   return parsed.data as T;
 }
 
@@ -111,8 +118,19 @@ export class OrderReader {
     return orderPages(this, filter, options);
   }
 
+  /** An abort ends the iteration (no error), before the next order: not after the pages already fetched. */
   async *iterate(options: OrderIterateOptions = {}): AsyncGenerator<CommerceOrder> {
     const { pageSize, prefetch, signal, ...filter } = options;
-    for await (const page of this.pages(filter, { pageSize, prefetch, signal })) yield* page.items;
+    try {
+      for await (const page of this.pages(filter, { pageSize, prefetch, signal })) {
+        for (const order of page.items) {
+          if (signal?.aborted) return;
+          yield order;
+        }
+      }
+    } catch (error) {
+      if (signal?.aborted) return; // the page in flight was cancelled, as asked
+      throw error;
+    }
   }
 }

@@ -141,4 +141,24 @@ describe('orders.iterate', () => {
     sb = await commerceSandbox({ orders: 120 });
     expect(idsOf(await collect(payFor(sb).orders.iterate({ afterEntityId: 95, pageSize: 10 })))).toEqual(range(96, 120));
   });
+
+  it('ends at the next order once its signal aborts, without an error, though pages were fetched ahead', async () => {
+    sb = await commerceSandbox({ orders: 1_000 });
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', latencyMs: 20, times: Infinity });
+    const controller = new AbortController();
+    const seen: number[] = [];
+    for await (const order of payFor(sb).orders.iterate({ pageSize: 50, signal: controller.signal })) {
+      seen.push(order.entity_id);
+      if (seen.length === 120) controller.abort();
+    }
+    expect(seen).toEqual(range(1, 120));
+  });
+
+  it('names the order a page cannot be used for, and how to get past it', async () => {
+    sb = await commerceSandbox({ orders: 300 });
+    sb.commerce.setOrder(157, { grand_total: '19.99' as never });
+    const error = await collect(payFor(sb).orders.iterate({ pageSize: 100 })).then(() => undefined, (e: unknown) => e as Error & { code: string });
+    expect(error?.code).toBe('UPSTREAM_INVALID_RESPONSE');
+    expect(error?.message).toMatch(/items\[56\] \(entity_id 157\)\.grand_total: .*Fix that order on the platform, or leave it out with a filter/);
+  });
 });
