@@ -15,7 +15,7 @@ export interface OrderIterateOptions extends OrderFilter {
   pageSize?: number;
   /** Pages fetched ahead while the current one is consumed (default 6; 1 = one at a time). */
   prefetch?: number;
-  /** Stops the iteration and cancels the pages in flight. */
+  /** Stops the iteration before the next order (it throws the signal's reason, as fetch does) and cancels the pages in flight. */
   signal?: AbortSignal;
 }
 
@@ -118,18 +118,21 @@ export class OrderReader {
     return orderPages(this, filter, options);
   }
 
-  /** An abort ends the iteration (no error), before the next order: not after the pages already fetched. */
+  /**
+   * An abort ends the iteration before the next order (not after the pages already fetched), with the
+   * signal's reason, as fetch does: a loop cut short must not pass for a complete one.
+   */
   async *iterate(options: OrderIterateOptions = {}): AsyncGenerator<CommerceOrder> {
     const { pageSize, prefetch, signal, ...filter } = options;
     try {
       for await (const page of this.pages(filter, { pageSize, prefetch, signal })) {
         for (const order of page.items) {
-          if (signal?.aborted) return;
+          signal?.throwIfAborted();
           yield order;
         }
       }
     } catch (error) {
-      if (signal?.aborted) return; // the page in flight was cancelled, as asked
+      signal?.throwIfAborted(); // the page in flight was cancelled, as asked: not an upstream failure
       throw error;
     }
   }

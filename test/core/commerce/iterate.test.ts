@@ -142,15 +142,18 @@ describe('orders.iterate', () => {
     expect(idsOf(await collect(payFor(sb).orders.iterate({ afterEntityId: 95, pageSize: 10 })))).toEqual(range(96, 120));
   });
 
-  it('ends at the next order once its signal aborts, without an error, though pages were fetched ahead', async () => {
+  it('ends at the next order once its signal aborts, with the abort reason, though pages were fetched ahead', async () => {
     sb = await commerceSandbox({ orders: 1_000 });
     sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', latencyMs: 20, times: Infinity });
     const controller = new AbortController();
     const seen: number[] = [];
-    for await (const order of payFor(sb).orders.iterate({ pageSize: 50, signal: controller.signal })) {
-      seen.push(order.entity_id);
-      if (seen.length === 120) controller.abort();
-    }
+    const loop = async () => {
+      for await (const order of payFor(sb!).orders.iterate({ pageSize: 50, signal: controller.signal })) {
+        seen.push(order.entity_id);
+        if (seen.length === 120) controller.abort();
+      }
+    };
+    await expect(loop()).rejects.toMatchObject({ name: 'AbortError' });
     expect(seen).toEqual(range(1, 120));
   });
 

@@ -70,6 +70,6 @@ describe('orders.get validation over HTTP', () => {
     sb.commerce.setOrder(6, { items: [{ ...(order.items as object[])[0], item_id: 'x' }] });
     const error = await rejection(payFor(sb).orders.search({ afterEntityId: 5, pageSize: 1 }));
     expect(error.code).toBe('UPSTREAM_INVALID_RESPONSE');
-    expect(error.message).toContain('items[0].items[0].item_id');
+    expect(error.message).toContain('items[0] (entity_id 6).items[0].item_id');
   });
 });
