@@ -8,14 +8,13 @@ export const SYNC_LOCK_MS = 30_000;
 export interface SyncLock {
   /** Renews the hold before a save; throws SYNC_IN_PROGRESS when another run took the checkpoint after the hold ran out. */
   confirm(): Promise<void>;
-  /** The SYNC_IN_PROGRESS of a hold lost to another run, for a loss seen elsewhere (the position changed under us). */
-  lost(): PayError;
   /** Best effort: a hold that cannot be freed runs out with its time. */
   release(): Promise<void>;
 }
 
-const lostHold = (checkpoint: string) => syncInProgress(checkpoint, `This orders.sync run lost its hold on checkpoint '${checkpoint}' to another run (it was not renewed for ${SYNC_LOCK_MS / 1000} s: the event loop was blocked, or the store unreachable); it stopped without saving over that run's position. Let that run finish, then run this one again.`);
-const unlocked = (checkpoint: string): SyncLock => ({ confirm: async () => {}, lost: () => lostHold(checkpoint), release: async () => {} });
+/** The SYNC_IN_PROGRESS of a run whose hold another run took: seen at a renewal, or by the position changing under it. */
+export const lostHold = (checkpoint: string): PayError => syncInProgress(checkpoint, `This orders.sync run lost its hold on checkpoint '${checkpoint}' to another run (it was not renewed for ${SYNC_LOCK_MS / 1000} s: the event loop was blocked, or the store unreachable); it stopped without saving over that run's position. Let that run finish, then run this one again.`);
+const UNLOCKED: SyncLock = { confirm: async () => {}, release: async () => {} };
 
 /**
  * Makes `checkpoint` this run's, when the store can lock (the in-memory and Redis stores can): two
@@ -25,7 +24,7 @@ const unlocked = (checkpoint: string): SyncLock => ({ confirm: async () => {}, l
  */
 export async function lockCheckpoint(store: CheckpointStore, checkpoint: string, logger: Logger): Promise<SyncLock> {
   const { acquireLock, renewLock, releaseLock } = store;
-  if (!acquireLock || !renewLock || !releaseLock) return unlocked(checkpoint);
+  if (!acquireLock || !renewLock || !releaseLock) return UNLOCKED;
   const token = await acquireLock.call(store, checkpoint, SYNC_LOCK_MS);
   if (token === undefined) {
     throw syncInProgress(checkpoint, `Checkpoint '${checkpoint}' is in use by another orders.sync run (in this process, or in another one sharing the checkpoint store). Let it finish, or use another checkpoint name; the hold of a run that died ends within ${SYNC_LOCK_MS / 1000} s.`);
@@ -43,7 +42,6 @@ export async function lockCheckpoint(store: CheckpointStore, checkpoint: string,
       if (!lost) await renew();
       if (lost) throw lostHold(checkpoint);
     },
-    lost: () => lostHold(checkpoint),
     async release() {
       clearInterval(timer);
       await releaseLock.call(store, checkpoint, token).catch((error: unknown) => logger.warn({ err: error, checkpoint }, 'could not release the order sync lock; it runs out on its own'));

@@ -3,7 +3,7 @@ import type { CheckpointStore } from '../stores/checkpoint-store.js';
 import type { Logger } from '../types.js';
 import type { OrderReader } from './orders.js';
 import type { CommerceOrder } from './schemas.js';
-import { lockCheckpoint, type SyncLock } from './sync-lock.js';
+import { lockCheckpoint, lostHold, type SyncLock } from './sync-lock.js';
 import { normalizeFilter, type NormalizedFilter, type OrderFilter } from './search.js';
 
 export interface OrderSyncProgress {
@@ -145,7 +145,7 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
     // A renewal takes back a hold nobody holds, so it cannot tell that another run took the lapsed hold,
     // synced and freed it meanwhile; the position that run saved can. (Once renewed, no run can take it
     // between this read and the write.)
-    if ((await store.get(checkpoint)) !== ours) throw lock.lost();
+    if ((await store.get(checkpoint)) !== ours) throw lostHold(checkpoint);
     const text = JSON.stringify(value);
     await store.set(checkpoint, text);
     ours = text;

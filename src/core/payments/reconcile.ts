@@ -88,10 +88,10 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   const deadline = started + budgetMs;
   let polls = 0;
   let lastError: PayError | undefined;
-  /** How long the service asked to wait after the last poll (Retry-After), when that ended the polling. */
-  let retryAfterMs = 0;
+  /** How long the service asked to wait after the last poll (Retry-After). */
+  let retryAfter: number;
   for (let attempt = 0; ; attempt++) {
-    let retryAfter = 0;
+    retryAfter = 0;
     const window = Math.max(MIN_POLL_MS, deadline - Date.now());
     const policy = budgetMs === 0 ? {} : { totalTimeoutMs: Math.min(deps.http.totalTimeoutMs, window), attemptTimeoutMs: Math.min(deps.http.attemptTimeoutMs, window) };
     try {
@@ -109,10 +109,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     // none goes out sooner than the service asked (polling through a rate limit only prolongs it).
     const left = deadline - Date.now() - MIN_POLL_MS;
     // (A wait past Node's longest timer would fire after 1 ms: it too ends the polling.)
-    if (left < retryAfter || left < 0 || retryAfter > MAX_TIMER_MS || options.signal?.aborted) {
-      retryAfterMs = retryAfter;
-      break;
-    }
+    if (left < retryAfter || left < 0 || retryAfter > MAX_TIMER_MS || options.signal?.aborted) break;
     const ceiling = Math.min(deps.pollMaxIntervalMs, deps.pollIntervalMs * 2 ** attempt);
     // Equal jitter: never a burst of immediate polls, never all clients in step.
     const pause = Math.max(retryAfter, Math.min(left, ceiling / 2 + Math.random() * (ceiling / 2)));
@@ -123,7 +120,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   const { entry } = await deps.ledger.record({ paymentId, status: null, source: 'poll' });
   const result = toReconcileResult(paymentId, entry);
   if (result.outcome === 'needs_reconciliation') {
-    if (retryAfterMs > 0) result.retryAfterMs = retryAfterMs;
+    if (retryAfter > 0) result.retryAfterMs = retryAfter;
     deps.logger.warn({ paymentId, status: result.status, polls, elapsedMs: Date.now() - started, lastError: lastError?.code, retryAfterMs: result.retryAfterMs }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
   }
   return result;
