@@ -53,6 +53,17 @@ export function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
+/** A handler for every event that counts its runs and holds each delivery open until `release()`. */
+export function holdingHandler(pay: Pay): { runs: () => number; release: () => void } {
+  const gate = deferred();
+  let runs = 0;
+  pay.webhooks.onAny(async () => {
+    runs++;
+    await gate.promise;
+  });
+  return { runs: () => runs, release: gate.resolve };
+}
+
 /** Wraps a store, counting every call, and can be switched to fail. */
 export class CountingStore implements ClaimStore {
   calls: string[] = [];

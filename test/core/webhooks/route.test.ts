@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryClaimStore, type ClaimStore, type WebhookFailure } from 'paywidget-server';
 import { captureLogger } from '../../helpers/capture-logger.js';
-import { deferred, delivery, payWithClock, post, sleep, T0 } from './helpers.js';
+import { deferred, delivery, holdingHandler, payWithClock, post, sleep, T0 } from './helpers.js';
 
 const paid = { type: 'payment.succeeded', data: { payment_id: 'pay_1', order_id: 'ord_1' } };
 
@@ -167,40 +167,30 @@ describe('POST /webhooks: the replay guard', () => {
 
   it('refuses a replay at once, even while the original is still running', async () => {
     const { pay } = payWithClock();
-    const gate = deferred();
-    let runs = 0;
-    pay.webhooks.onAny(async () => {
-      runs++;
-      await gate.promise;
-    });
+    const held = holdingHandler(pay);
     const d = delivery(paid, { eventId: 'evt_a' });
     const replay = { ...d, headers: { ...d.headers, 'x-pay-event-id': 'evt_b' } };
     const first = post(pay, d);
     await sleep(5);
     expect((await post(pay, replay)).json.error?.code).toBe('WEBHOOK_REPLAYED');
-    gate.resolve();
+    held.release();
     expect((await first).status).toBe(200);
     expect((await post(pay, replay)).json.error?.code).toBe('WEBHOOK_REPLAYED');
-    expect(runs).toBe(1);
+    expect(held.runs()).toBe(1);
   });
 
   it('refuses a replay while the original runs, with no tolerance and a retention shorter than the lease', async () => {
     // Without a tolerance a signature is remembered for retentionMs, but never less than the lease.
     const { pay, clock } = payWithClock({ webhooks: { toleranceSeconds: false, retentionMs: 1_000, leaseMs: 60_000 } });
-    const gate = deferred();
-    let runs = 0;
-    pay.webhooks.onAny(async () => {
-      runs++;
-      await gate.promise;
-    });
+    const held = holdingHandler(pay);
     const d = delivery(paid, { eventId: 'evt_slow' });
     const first = post(pay, d);
     await sleep(5);
     clock.now += 1_500;
     expect((await post(pay, { ...d, headers: { ...d.headers, 'x-pay-event-id': 'evt_forged' } })).json.error?.code).toBe('WEBHOOK_REPLAYED');
-    gate.resolve();
+    held.release();
     expect((await first).status).toBe(200);
-    expect(runs).toBe(1);
+    expect(held.runs()).toBe(1);
   });
 
   it('refuses a replay of a delivery whose handler failed, and still processes the genuine retry once', async () => {
