@@ -85,6 +85,8 @@ export class CommerceError extends PayError {
 }
 
 const PAGE_SIZE_CAP = /Maximum SearchCriteria pageSize is (\d+)/i;
+/** Magento's answer for a store code (the scope in /rest/{scope}/V1) it does not have. */
+const UNKNOWN_STORE = /store that was requested wasn't found/i;
 
 /** The cap in a "Maximum SearchCriteria pageSize is N" refusal, if that is what the body says. */
 export function pageSizeCapOf(body: MagentoErrorBody | undefined): number | undefined {
@@ -100,17 +102,23 @@ export function pageSizeCapOf(body: MagentoErrorBody | undefined): number | unde
  */
 export function commerceFailure(what: string, response: UpstreamResponse, noRouteHint = 'COMMERCE_URL (commerce.url) and commerce.readMethod'): CommerceError {
   const body = readMagentoError(response);
+  const maxPageSize = pageSizeCapOf(body);
   const said = !body
     ? ` without a Magento error body (${response.headers.get('content-type') ?? 'no content-type'}); check COMMERCE_URL`
-    : isNoRoute(body)
-      ? `: ${describeMagentoError(body).replace(/\.$/, '')}; the platform has no such path for this method: check ${noRouteHint}`
-      : `: ${describeMagentoError(body).replace(/\.$/, '')}`;
-  const maxPageSize = pageSizeCapOf(body);
+    : `: ${describeMagentoError(body).replace(/\.$/, '')}${whatToCheck(body, maxPageSize, noRouteHint)}`;
   return new CommerceError('COMMERCE_ERROR', `The commerce platform refused ${what} with HTTP ${response.status}${said}.`, {
     upstreamStatus: response.status,
     body,
     details: maxPageSize !== undefined ? { maxPageSize } : undefined,
   });
+}
+
+/** What to change, for the refusals a setting causes; empty for the others. */
+function whatToCheck(body: MagentoErrorBody, maxPageSize: number | undefined, noRouteHint: string): string {
+  if (isNoRoute(body)) return `; the platform has no such path for this method: check ${noRouteHint}`;
+  if (UNKNOWN_STORE.test(body.message)) return '; no store view has the code in the URL: check COMMERCE_SCOPE (commerce.scope), or leave it unset for `default`';
+  if (maxPageSize !== undefined) return `; ask for at most ${maxPageSize} orders a page (pageSize), or page with orders.iterate(), which keeps to the cap`;
+  return '';
 }
 
 /** The JSON of a commerce answer, or UPSTREAM_INVALID_RESPONSE saying what came instead. */
