@@ -1,3 +1,4 @@
+import { SET_OR_PASS_OPTION } from '../core/config.js';
 import { PayError } from '../core/errors.js';
 import { ordersCommand } from './commands/orders.js';
 import { paymentsCommand } from './commands/payments.js';
@@ -64,9 +65,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       await write(io.stderr, `${path}: ${error.message}\n`);
       return error.exitCode;
     }
-    const message = error instanceof PayError ? `${error.message} [${error.code}]` : `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
+    const message = error instanceof PayError ? `${forTheShell(error.message)} [${error.code}]` : `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
     await write(io.stderr, `${path}: ${message}\n`);
     // A command stopped by Ctrl-C fails with whatever its aborted call threw; what happened is the interruption.
     return io.signal?.aborted ? EXIT.interrupted : EXIT.failed;
   }
+}
+
+/** The core's advice names createPay(); at a shell only the environment configures the command. */
+function forTheShell(message: string): string {
+  return message.replace(SET_OR_PASS_OPTION, 'Export the variable, or set it for one run: NAME=value paywidget ….');
 }

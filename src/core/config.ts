@@ -189,10 +189,13 @@ export function requireCommerce(config: Pick<ResolvedConfig, 'commerce' | 'comme
   throw missingOptions(config.commerceMissing, purpose);
 }
 
+/** The advice that ends a CONFIG_MISSING message; the CLI, where only the environment configures, replaces it. */
+export const SET_OR_PASS_OPTION = 'Set the environment variable, or pass the option to createPay().';
+
 /** CONFIG_MISSING naming each option and its environment variable. */
 export function missingOptions(options: string[], purpose: string): PayError {
   const named = options.map((o) => `${o} (environment variable ${ENV_NAMES[o]})`).join(', ');
-  return new PayError('CONFIG_MISSING', `paywidget-server needs ${named} ${purpose}. Set the environment variable, or pass the option to createPay().`, { details: { options } });
+  return new PayError('CONFIG_MISSING', `paywidget-server needs ${named} ${purpose}. ${SET_OR_PASS_OPTION}`, { details: { options } });
 }
 
 /** What a commerce platform cannot do without. */

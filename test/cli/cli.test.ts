@@ -82,6 +82,9 @@ describe('paywidget CLI', () => {
     const result = await run(['orders', 'get', '1'], { env: {} });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/COMMERCE_URL\).*COMMERCE_USERNAME\).*COMMERCE_PASSWORD\).*\[CONFIG_MISSING\]/);
+    // At a shell the environment is the only configuration: no createPay() advice.
+    expect(result.stderr).toMatch(/Export the variable, or set it for one run/);
+    expect(result.stderr).not.toMatch(/createPay/);
     const half = await run(['orders', 'get', '1'], { env: { COMMERCE_URL: sb.commerceUrl } });
     expect(half.code).toBe(1);
     expect(half.stderr).toMatch(/COMMERCE_USERNAME.*COMMERCE_PASSWORD.*\[CONFIG_MISSING\]/);
