@@ -56,7 +56,12 @@ function validate<T>(value: unknown, guard: (value: unknown) => boolean, schema:
 
 /** A positive integer entity_id from a number or a string of digits. */
 export function toEntityId(value: unknown, field = 'entityId'): number {
-  const n = typeof value === 'number' ? value : typeof value === 'string' && /^[0-9]{1,15}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  const text = typeof value === 'string' ? value.trim() : undefined;
+  // Magento's increment_ids are zero-padded ("000000007"): read as an entity_id, one would name another order.
+  if (text !== undefined && /^0+[0-9]/.test(text)) {
+    throw invalidInput(field, `${field} must be the order's entity_id; ${JSON.stringify(text.slice(0, 40))} has a leading zero, as an increment_id has (the order number shoppers see). Send the entity_id, a positive integer without leading zeros.`);
+  }
+  const n = typeof value === 'number' ? value : text !== undefined && /^[0-9]{1,15}$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isSafeInteger(n) || n < 1) {
     throw invalidInput(field, `${field} must be the order's entity_id, a positive integer (got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : String(value)}).`);
   }
@@ -81,7 +86,12 @@ export class OrderReader {
       if (body && !isNoRoute(body)) throw new CommerceError('ORDER_NOT_FOUND', `Order ${id} was not found on the commerce platform (${describeMagentoError(body)}).`, { upstreamStatus: 404, body, details: { entityId: id } });
     }
     if (!response.ok) throw commerceFailure(`the read of order ${id}`, response);
-    return validate<CommerceOrder>(commerceJson(response, `the read of order ${id}`), isOrder, orderSchema, `order ${id}`);
+    const order = validate<CommerceOrder>(commerceJson(response, `the read of order ${id}`), isOrder, orderSchema, `order ${id}`);
+    // A proxy or cache answering with another order would have it charged or synced in this one's place.
+    if (order.entity_id !== id) {
+      throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered the read of order ${id} with order ${order.entity_id}; a cache or proxy in front of it may be mixing up answers.`, { details: { service: 'commerce', entityId: id } });
+    }
+    return order;
   }
 
   async search(query: OrderSearch = {}): Promise<CommerceSearchResult> {

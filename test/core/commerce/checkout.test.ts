@@ -75,6 +75,8 @@ describe('POST /widget-token from a commerce order', () => {
     expect(await mintFor(pay, { order_id: 424_242 })).toMatchObject({ status: 404, json: { error: { code: 'ORDER_NOT_FOUND' } } });
     expect(await mintFor(pay, { amount: 1, currency: 'EUR' })).toMatchObject({ status: 400, json: { error: { code: 'INVALID_INPUT', details: { field: 'order_id' } } } });
     expect(await mintFor(pay, { order_id: 'abc' })).toMatchObject({ status: 400, json: { error: { code: 'INVALID_INPUT' } } });
+    // The order number a shopper sees (increment_id) is not the entity_id: refused, never read as another order.
+    expect(await mintFor(pay, { order_id: '000000007' })).toMatchObject({ status: 400, json: { error: { code: 'INVALID_INPUT', details: { field: 'order_id' } } } });
   });
 
   it('never takes the amount from the browser', async () => {

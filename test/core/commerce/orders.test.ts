@@ -19,6 +19,19 @@ describe('orders.get', () => {
     expect((await pay.orders.get('12')).increment_id).toBe('000000012');
   });
 
+  it('refuses a zero-padded id, which is an increment_id: read as an entity_id it names another order', async () => {
+    const error = await rejection(payFor(sb).orders.get('000000012'));
+    expect(error).toMatchObject({ code: 'INVALID_INPUT', status: 400 });
+    expect(error.message).toContain('leading zero, as an increment_id has');
+  });
+
+  it('refuses an answer that is another order than the one asked for', async () => {
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders/:id', status: 200, body: JSON.stringify(sb.commerce.order(13)) });
+    const error = await rejection(payFor(sb).orders.get(12));
+    expect(error).toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', status: 502 });
+    expect(error.message).toContain('answered the read of order 12 with order 13');
+  });
+
   it('answers a missing order with ORDER_NOT_FOUND (404), keeping the Magento body', async () => {
     const error = await rejection(payFor(sb).orders.get(99_999));
     expect(error).toBeInstanceOf(CommerceError);
