@@ -1,14 +1,20 @@
+import { join } from 'node:path';
 import { PayError } from '../core/errors.js';
 import type { StoreOptions } from '../core/stores/index.js';
+import { LoginRefusalFile, stateDirectory } from './login-refusal-file.js';
 
 /**
  * The stores a CLI run shares with the merchant's servers: in Redis when REDIS_URL is set (the ledger
- * they record webhooks and polls in), otherwise none (in memory, empty, for this run only).
+ * they record webhooks and polls in, the commerce admin token), otherwise in memory, empty, for this
+ * run only, except refused admin logins, kept in a file across runs (see LoginRefusalFile).
  * ioredis is an optional peer dependency, loaded only then.
  */
 export async function sharedStores(env: Record<string, string | undefined>): Promise<{ stores: StoreOptions | undefined; close(): Promise<void> }> {
   const url = env.REDIS_URL;
-  if (!url) return { stores: undefined, close: async () => {} };
+  if (!url) {
+    const directory = stateDirectory(env);
+    return { stores: directory === undefined ? undefined : { adminTokens: new LoginRefusalFile(join(directory, 'login-refusals.json')) }, close: async () => {} };
+  }
   const [{ Redis }, { redisStores }] = await Promise.all([import('ioredis'), import('../stores/redis/index.js')]);
   const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true });
   // Failures reach the command through its rejected calls; unheard, each reconnect attempt would print.

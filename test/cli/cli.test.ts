@@ -103,6 +103,28 @@ describe('paywidget CLI', () => {
     expect(wrong.stderr + missing.stderr).not.toContain(sb.commercePassword);
   });
 
+  it('remembers a refused login across runs, so a cron job never locks the account, and never writes the token', async () => {
+    const state = join(dir, 'state');
+    const wrong = { ...env(), COMMERCE_PASSWORD: 'wrong-after-rotation', PAYWIDGET_STATE_DIR: state };
+    const before = sb.commerce.stats().tokenRequests;
+    const first = await run(['orders', 'get', '1'], { env: wrong });
+    expect(first.stderr).toMatch(/\[COMMERCE_AUTH_FAILED\]/);
+    expect(sb.commerce.stats().tokenRequests).toBe(before + 1);
+    // The next runs, other commands too, fail at once: the platform is not asked again.
+    const again = await run(['orders', 'get', '2'], { env: wrong });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/Remembered from the login refused at .*\[COMMERCE_AUTH_FAILED\]/);
+    expect((await run(['orders', 'sync', '--status', 'pending'], { env: wrong })).code).toBe(1);
+    expect(sb.commerce.stats().tokenRequests).toBe(before + 1);
+    // A record of the refusal, not of a credential; a successful run writes nothing there.
+    const other = join(dir, 'state-ok');
+    expect((await run(['orders', 'get', '1'], { env: { ...env(), PAYWIDGET_STATE_DIR: other } })).code).toBe(0);
+    const saved = await readFile(join(state, 'login-refusals.json'), 'utf8');
+    expect(saved).toContain('COMMERCE_AUTH_FAILED');
+    expect(saved).not.toContain('wrong-after-rotation');
+    await expect(readFile(join(other, 'login-refusals.json'), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('orders sync writes NDJSON to stdout, filtered', async () => {
     const from = sb.commerce.order(100)!.created_at as string;
     const result = await run(['orders', 'sync', '--status', 'pending', '--status', 'complete', '--from', from, '--to', '2030-01-01', '--page-size', '40']);

@@ -122,6 +122,22 @@ describe('paywidget reconcile with REDIS_URL', () => {
     expect(result.stderr).not.toContain('hunter2');
   }, 30_000);
 
+  it('orders commands share the admin token with the servers in Redis: one login for the fleet', async () => {
+    const redis = await useRedisUrl();
+    const prefix = `cli-token-${Date.now()}:`;
+    const client = await connectedRedis(redis.url);
+    try {
+      const shared = { ...env(), REDIS_URL: redis.url, PAYWIDGET_REDIS_PREFIX: prefix };
+      const before = sb.commerce.stats().tokenRequests;
+      for (const id of ['1', '2', '3']) expect((await run(['orders', 'get', id], shared)).code).toBe(0);
+      expect(sb.commerce.stats().tokenRequests).toBe(before + 1);
+    } finally {
+      await deletePrefix(client, prefix);
+      await client.quit();
+      await redis.done();
+    }
+  });
+
   it('reads the ledger the servers keep in Redis', async () => {
     const redis = await useRedisUrl();
     const prefix = `cli-${Date.now()}:`;

@@ -10,6 +10,7 @@ import { lockCheckpointFile } from '../checkpoint-lock.js';
 import { FileCheckpointStore } from '../file-checkpoint-store.js';
 import { commandGroup, EXIT, parse, UsageError, write, type CliIo, type Command, printHelp } from '../io.js';
 import { ProgressBar } from '../progress.js';
+import { sharedStores } from '../shared-stores.js';
 import { cutTornLine } from '../torn-line.js';
 
 const ENVIRONMENT = `Environment:
@@ -17,15 +18,27 @@ const ENVIRONMENT = `Environment:
   COMMERCE_USERNAME   an admin user allowed to read orders
   COMMERCE_PASSWORD   its password (never printed)
   COMMERCE_SCOPE      store code in the path (default: default)
-  COMMERCE_READ_METHOD  GET (default) or POST, for installations that read orders with POST`;
+  COMMERCE_READ_METHOD  GET (default) or POST, for installations that read orders with POST
+  REDIS_URL           share the admin token, and refused logins, with your servers (redisStores)
+  PAYWIDGET_STATE_DIR without REDIS_URL, where refused logins are remembered between runs, so a
+                      cron job never locks the account (default ~/.local/state/paywidget)`;
 
 /** The checkpoint name the CLI keeps its position under, inside the --checkpoint file. */
 export const SYNC_CHECKPOINT = 'orders-sync';
 
-/** The orders client from the COMMERCE_* variables alone: the CLI needs no payment settings. */
-export function ordersFromEnv(io: CliIo, checkpoints?: CheckpointStore): Orders {
+/**
+ * Runs `use` with the orders client from the COMMERCE_* variables alone (the CLI needs no payment
+ * settings), its admin token shared as sharedStores says, so refused logins are remembered across runs.
+ */
+async function withOrders<T>(io: CliIo, checkpoints: CheckpointStore | undefined, use: (orders: Orders) => Promise<T>): Promise<T> {
   const config = resolveCommerceConfig({ env: io.env });
-  return createOrders(requireCommerce(config), { http: config.http, logger: silentLogger, stores: { checkpoints } });
+  const commerce = requireCommerce(config);
+  const shared = await sharedStores(io.env);
+  try {
+    return await use(createOrders(commerce, { http: config.http, logger: silentLogger, stores: { checkpoints, adminTokens: shared.stores?.adminTokens } }));
+  } finally {
+    await shared.close();
+  }
 }
 
 const get: Command = {
@@ -44,7 +57,7 @@ ${ENVIRONMENT}`,
     if (positionals.length !== 1 || !/^\d{1,15}$/.test(positionals[0]!) || Number(positionals[0]) < 1) {
       throw new UsageError('expected one order entity_id (a positive integer of at most 15 digits).', path);
     }
-    const order = await ordersFromEnv(io).get(positionals[0]!);
+    const order = await withOrders(io, undefined, (orders) => orders.get(positionals[0]!));
     await write(io.stdout, `${JSON.stringify(order, null, 2)}\n`);
     return EXIT.ok;
   },
@@ -169,7 +182,7 @@ async function runSync(io: CliIo, values: SyncArgs): Promise<number> {
   const signal = io.signal ? AbortSignal.any([io.signal, stopOnError.signal]) : stopOnError.signal;
   let summary;
   try {
-    summary = await ordersFromEnv(io, store).sync({
+    summary = await withOrders(io, store, (orders) => orders.sync({
       checkpoint: SYNC_CHECKPOINT, status, createdFrom, createdTo, pageSize, signal,
       onOrder: async (order) => {
         if (failed) throw failed;
@@ -177,7 +190,7 @@ async function runSync(io: CliIo, values: SyncArgs): Promise<number> {
         if (failed) throw failed;
       },
       onProgress: (p) => bar?.update(p.delivered, p.total, p.ratePerSecond),
-    });
+    }));
   } catch (error) {
     // The core names the checkpoint by its key, which the CLI sets itself: name the file instead.
     if (error instanceof PayError && error.details?.field === 'checkpoint') {
