@@ -213,6 +213,24 @@ describe('paywidget CLI', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`${checkpoint} holds the position of a sync with other filters`);
     expect(result.stderr).toContain('Use another --checkpoint FILE');
+    expect(result.stderr).toMatch(/^paywidget orders sync: [\s\S]*Run 'paywidget orders sync --help'/);
+  });
+
+  it('resumes a checkpoint whatever the order of its --status flags (a set of statuses)', async () => {
+    const checkpoint = join(dir, 'statuses.json');
+    expect((await run(['orders', 'sync', '--status', 'pending', '--status', 'processing', '--checkpoint', checkpoint])).code).toBe(0);
+    const again = await run(['orders', 'sync', '--status', 'processing', '--status', 'pending', '--status', 'pending', '--checkpoint', checkpoint]);
+    expect(again.stderr).toMatch(/^Synced \d+ orders/);
+    expect(again.code).toBe(0);
+  });
+
+  it('reports a damaged position in a checkpoint file as such, not as other filters (exit 1)', async () => {
+    const checkpoint = join(dir, 'damaged.json');
+    await import('node:fs/promises').then((fs) => fs.writeFile(checkpoint, '{"orders-sync":"garbage"}'));
+    const result = await run(['orders', 'sync', '--checkpoint', checkpoint]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`The checkpoint file ${checkpoint} holds a position paywidget did not write`);
+    expect(result.stderr).not.toMatch(/other filters/);
   });
 
   it('refuses a checkpoint file it did not write', async () => {

@@ -8,7 +8,7 @@ import { silentLogger } from '../../core/logger.js';
 import { checkWindow, parseCliDate } from '../dates.js';
 import { lockCheckpointFile } from '../checkpoint-lock.js';
 import { FileCheckpointStore } from '../file-checkpoint-store.js';
-import { commandGroup, EXIT, parse, UsageError, write, type CliIo, type Command, printHelp } from '../io.js';
+import { commandGroup, EXIT, ExitError, parse, UsageError, write, type CliIo, type Command, printHelp } from '../io.js';
 import { ProgressBar } from '../progress.js';
 import { sharedStores } from '../shared-stores.js';
 import { cutTornLine } from '../torn-line.js';
@@ -145,7 +145,7 @@ ${ENVIRONMENT}`,
 
     const unlock = values.checkpoint === undefined ? undefined : await lockCheckpointFile(values.checkpoint);
     try {
-      return await runSync(io, { status, createdFrom, createdTo, pageSize, checkpoint: values.checkpoint, out: values.out });
+      return await runSync(io, path, { status, createdFrom, createdTo, pageSize, checkpoint: values.checkpoint, out: values.out });
     } finally {
       await unlock?.();
     }
@@ -162,7 +162,7 @@ interface SyncArgs {
 }
 
 /** The sync itself, once the command line is checked and the checkpoint is ours. */
-async function runSync(io: CliIo, values: SyncArgs): Promise<number> {
+async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<number> {
   const { status, createdFrom, createdTo, pageSize } = values;
   const resuming = values.checkpoint !== undefined && (await new FileCheckpointStore(values.checkpoint).get(SYNC_CHECKPOINT)) !== undefined;
   const out = await output(io, values.out, resuming);
@@ -194,7 +194,10 @@ async function runSync(io: CliIo, values: SyncArgs): Promise<number> {
   } catch (error) {
     // The core names the checkpoint by its key, which the CLI sets itself: name the file instead.
     if (error instanceof PayError && error.details?.field === 'checkpoint') {
-      throw new UsageError(`${values.checkpoint} holds the position of a sync with other filters (--status, --from, --to); resuming it would skip orders. Use another --checkpoint FILE for these filters.`, 'orders sync');
+      if (error.details.reason === 'other_filter') {
+        throw new UsageError(`${values.checkpoint} holds the position of a sync with other filters (--status, --from, --to); resuming it would skip orders. Use another --checkpoint FILE for these filters.`, path);
+      }
+      throw new ExitError(`The checkpoint file ${values.checkpoint} holds a position paywidget did not write (it was edited or damaged); move it away or pass another --checkpoint.`, EXIT.failed);
     }
     throw error;
   } finally {

@@ -81,7 +81,8 @@ export function normalizeFilter(filter: OrderFilter = {}): NormalizedFilter {
   if (filter.status !== undefined) {
     if (Array.isArray(filter.status)) {
       if (filter.status.length === 0) throw invalidInput('status', 'status must not be an empty array.');
-      out.status = filter.status.map(statusValue);
+      // A set of statuses: in one order, each once, so the same set always makes the same filter (and checkpoint).
+      out.status = [...new Set(filter.status.map(statusValue))].sort();
     } else {
       out.status = statusValue(filter.status);
     }

@@ -76,7 +76,9 @@ function readPosition(name: string, raw: string | undefined): SavedPosition | un
   return value as SavedPosition;
 }
 
-const sameFilter = (a: NormalizedFilter, b: NormalizedFilter) => JSON.stringify(a) === JSON.stringify(b);
+/** Statuses compared as sets: a position saved before they were sorted still resumes. */
+const sameFilter = (a: NormalizedFilter, b: NormalizedFilter) => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+const canonical = (filter: NormalizedFilter): NormalizedFilter => (Array.isArray(filter.status) ? { ...filter, status: [...new Set(filter.status)].sort() } : filter);
 
 /**
  * Delivers every matching order to onOrder, in entity_id order, saving its position after each page:
@@ -119,7 +121,9 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
   let ours = await store.get(checkpoint);
   const saved = readPosition(checkpoint, ours);
   if (saved && !sameFilter(saved.filter, filter)) {
-    throw invalidInput('checkpoint', `Checkpoint '${checkpoint}' belongs to a sync with filter ${JSON.stringify(saved.filter)}, not ${JSON.stringify(filter)}: resuming it would skip orders. Use another checkpoint name for this filter.`);
+    throw new PayError('INVALID_INPUT', `Checkpoint '${checkpoint}' belongs to a sync with filter ${JSON.stringify(saved.filter)}, not ${JSON.stringify(filter)}: resuming it would skip orders. Use another checkpoint name for this filter.`, {
+      details: { field: 'checkpoint', reason: 'other_filter' },
+    });
   }
   const resumedFrom = saved?.lastEntityId || undefined;
   const started = performance.now();
