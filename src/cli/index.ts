@@ -2,8 +2,8 @@
 /** The `paywidget` command. */
 import { main } from './main.js';
 
-// Write failures (EPIPE when the reader of `| head` leaves) reach the commands through their write callbacks.
-process.stdout.on('error', () => {});
+// Write failures (EPIPE when the reader of `| head` leaves, or of stderr) reach the commands through their write callbacks.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
 
 const controller = new AbortController();
 let interrupted = 0;

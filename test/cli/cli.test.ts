@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { appendFile, mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -186,6 +187,19 @@ describe('paywidget CLI', () => {
     expect(rest.at(-1)).toBe(sb.commerce.orderCount);
   });
 
+  it('orders sync stopped by a reader that went away (| head) says so and exits 130, not 0, and resumes', async () => {
+    const checkpoint = join(dir, 'head.checkpoint.json');
+    let count = 0;
+    const head = sink({ onWrite: () => (++count > 120 ? Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }) : undefined) });
+    const first = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50'], { stdout: head });
+    expect(first.code).toBe(130);
+    expect(first.stderr).toBe('Stopped: the reader of the output went away. Run the same command to continue.\n');
+    const saved = JSON.parse(JSON.parse(await readFile(checkpoint, 'utf8'))['orders-sync']) as { lastEntityId: number };
+    const second = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50']);
+    expect(second.code).toBe(0);
+    expect(lines(second.stdout)[0]!.entity_id).toBe(saved.lastEntityId + 1);
+  });
+
   it('orders sync refuses a checkpoint another sync is using (exit 75), and leaves no lock behind', async () => {
     const checkpoint = join(dir, 'shared.checkpoint.json');
     const out = join(dir, 'shared.ndjson');
@@ -250,9 +264,16 @@ describe('paywidget CLI', () => {
 describe('paywidget as a process', () => {
   const cli = fileURLToPath(new URL('../../src/cli/index.ts', import.meta.url));
   const exec = (args: string[]) => new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', cli, ...args], { env: { ...process.env, ...env() } }, (error, stdout, stderr) => {
+    execFile(process.execPath, ['--import', 'tsx', cli, ...args], { env: { ...process.env, ...env(), PAYWIDGET_STATE_DIR: join(dir, 'process-state') } }, (error, stdout, stderr) => {
       resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
     });
+  });
+
+  it('finishes with exit 0 when the reader of its stderr went away (no crash on EPIPE)', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'orders', 'sync', '--to', '2000-01-01'], { env: { ...process.env, ...env() }, stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr!.destroy(); // the summary line it writes at the end meets a closed pipe
+    const [code] = (await once(child, 'exit')) as [number];
+    expect(code).toBe(0);
   });
 
   it('prints an order, syncs NDJSON, and exits 2 on bad usage', async () => {

@@ -118,10 +118,11 @@ Options:
   -h, --help         this help
 
 A progress bar is drawn on stderr when it is a terminal. Ctrl-C stops after the current order and
-saves the position (exit code 130). Orders are delivered at least once: after a crash, up to one
-page may be written again, and a run writes again the orders of the previous run's last minute; key
-on entity_id when loading them. An output file (--out, or stdout redirected to a file) is synced to disk
-before the checkpoint moves, so not even a power loss makes the next run skip an order.
+saves the position (exit code 130), as does a reader that goes away (| head). Orders are delivered
+at least once: after a crash, up to one page may be written again, and a run writes again the orders
+of the previous run's last minute; key on entity_id when loading them. An output file (--out, or
+stdout redirected to a file) is synced to disk before the checkpoint moves, so not even a power loss
+makes the next run skip an order.
 
 ${ENVIRONMENT}`,
   async run(args, io, path) {
@@ -199,10 +200,15 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
       }
       throw new ExitError(`The checkpoint file ${values.checkpoint} holds a position paywidget did not write (it was edited or damaged); move it away or pass another --checkpoint.`, EXIT.failed);
     }
-    throw error;
+    if (!isBrokenPipe(failed)) throw error;
   } finally {
     bar?.finish();
     await out.close().catch((error: Error) => void (failed ??= error));
+  }
+  if (isBrokenPipe(failed) || summary === undefined) {
+    // `| head`: the reader had enough, but the sync did not finish, which a script (pipefail) must be able to tell.
+    await write(io.stderr, `Stopped: the reader of the output went away.${values.checkpoint ? ' Run the same command to continue.' : ''}\n`).catch(() => {});
+    return EXIT.interrupted;
   }
   if (failed) throw failed;
   bar?.update(summary.delivered, summary.total, summary.ratePerSecond, true);
@@ -215,6 +221,10 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
   }
   await write(io.stderr, `Synced ${summary.delivered} orders in ${(summary.elapsedMs / 1000).toFixed(1)} s (${rate})${where}.\n`);
   return EXIT.ok;
+}
+
+function isBrokenPipe(error: Error | undefined): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'EPIPE';
 }
 
 export const ordersCommand = commandGroup('orders', 'read and sync the commerce platform\'s orders', [
