@@ -48,6 +48,7 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
     let unsent: boolean;
     try {
       response = await attemptOnce(call, Math.min(policy.attemptTimeoutMs, remaining), policy.transport === 'fetch' ? fetchTransport : autoTransport);
+      if (response.status >= 300 && response.status < 400) throw redirected(call, where, response);
       if (!isRetryableStatus(response.status)) return response;
       failure = new PayError('UPSTREAM_ERROR', `${call.service} ${where} answered ${response.status}`);
       unsent = response.status === 429 || response.status === 503;
@@ -91,7 +92,29 @@ function systemCodeOf(error: unknown): string | undefined {
   return failure?.code ?? failure?.cause?.code;
 }
 
+/** Where each service's address is configured, for errors that say to change it. */
+const URL_OPTION: Record<string, string> = { payment: 'PAY_API_URL (payment.apiUrl)', commerce: 'COMMERCE_URL (commerce.url)' };
+
+/**
+ * A redirect is not followed (it would carry the credentials to another address), nor passed on as a
+ * refusal: the configured address is out of date (http:// for https://, a moved host). Never retried.
+ */
+function redirected(call: UpstreamCall, where: string, response: UpstreamResponse): PayError {
+  const location = response.headers.get('location');
+  let target = 'no Location';
+  try {
+    // Origin and path only: a query may carry a token.
+    if (location) target = ((url) => `${url.origin}${url.pathname}`)(new URL(location, call.url));
+  } catch {
+    target = 'an unreadable Location';
+  }
+  return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where} with a redirect (HTTP ${response.status}) to ${target}. Redirects are not followed, since they would carry the credentials elsewhere: set ${URL_OPTION[call.service] ?? 'the service URL'} to the address it points to.`, {
+    details: { service: call.service, upstreamStatus: response.status, redirect: true },
+  });
+}
+
 function toTransportError(error: unknown, call: UpstreamCall, where: string, attemptTimeoutMs: number): PayError {
+  if (error instanceof PayError) return error;
   if (error instanceof ResponseTooLargeError) {
     return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where}, but ${error.message}; it was not read further.`, { cause: error, details: { service: call.service } });
   }

@@ -73,6 +73,15 @@ describe('mintWidgetToken against the sandbox', () => {
     expect(sandbox.faults.list()[0]?.hits).toBe(0);
   });
 
+  it('refuses a redirect as an invalid answer (not passed on as a refusal without its Location), not retried', async () => {
+    const moved = sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 302, headers: { Location: '/v2/checkout/init' }, body: '<html>moved</html>', times: Infinity });
+    const error = await rejection(payFor().mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-302' }));
+    expect(error).not.toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', status: 502 });
+    expect(error.message).toContain(`redirect (HTTP 302) to ${sandbox.paymentUrl}/v2/checkout/init`);
+    expect(sandbox.faults.list().find((f) => f.id === moved)!.hits).toBe(1);
+  });
+
   it('retries a 503 (the service did not act) and then succeeds', async () => {
     sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 503, times: 1 });
     expect(sandbox.faults.list()).toHaveLength(1);
