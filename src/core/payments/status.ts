@@ -37,8 +37,10 @@ const PAYMENT_ID = /^(?!\.{1,2}$)[^\s/?#\\]{1,200}$/;
 
 /** Whether a value is a payment id as it may go into a path (see checkPaymentId), without building an error. */
 export function isPaymentId(value: unknown): value is string {
-  return typeof value === 'string' && PAYMENT_ID.test(value);
+  return typeof value === 'string' && PAYMENT_ID.test(value) && !LONE_SURROGATE.test(value);
 }
+/** Half a UTF-16 pair: no UTF-8 encoding, so encodeURIComponent would throw a URIError. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** A payment id as it may go into a path: 1 to 200 characters, no whitespace, slash, `?`, `#` or backslash, not `.` or `..`. */
 export function checkPaymentId(paymentId: unknown): string {

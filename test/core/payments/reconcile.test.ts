@@ -155,6 +155,24 @@ describe('reconcile', () => {
     expect(unknown.status).toBe(404);
     const malformed = await rejection(pay.payments.reconcile('../checkout/init'));
     expect(malformed).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'paymentId' } });
+    // A lone surrogate passes the shape but cannot be put into a URL: bad input, not a URIError.
+    expect(await rejection(pay.payments.reconcile('pay_\uD800', { budgetMs: 0 }))).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'paymentId' } });
+    expect(await rejection(pay.payments.status('pay_\uDC00x'))).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'paymentId' } });
+  });
+
+  it('stops at once on a redirect (an out-of-date address), naming where it points, not polling the budget away', async () => {
+    const pay = payFor(sb, { logger });
+    const { paymentId, clientToken } = await payByBank(pay, sb);
+    secrets.push(clientToken);
+    const moved = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 301, headers: { Location: 'https://pay.example.com/api/v1/payments/x/status?token=tok_in_query' }, times: Infinity });
+    const started = Date.now();
+    const error = await rejection(pay.payments.reconcile(paymentId, { budgetMs: 5_000, clientToken }));
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(error).toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', status: 502 });
+    expect(error.message).toContain('redirect (HTTP 301) to https://pay.example.com/api/v1/payments/x/status');
+    expect(error.message).toContain('set PAY_API_URL (payment.apiUrl)');
+    expect(error.message).not.toContain('tok_in_query');
+    expect(sb.faults.list().find((f) => f.id === moved)!.hits).toBe(1);
   });
 });
 
