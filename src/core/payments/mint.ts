@@ -48,10 +48,23 @@ export async function mintWidgetToken(ctx: MintContext, input: MintInput): Promi
   if (typeof body?.widget_token !== 'string' || body.widget_token === '') {
     throw new PayError('UPSTREAM_INVALID_RESPONSE', 'The payment service answered the mint call without a widget_token.');
   }
-  const upstreamExpiry = typeof body.expires_at === 'string' ? Date.parse(body.expires_at) : Number.NaN;
-  const expiresAt = new Date(Number.isNaN(upstreamExpiry) ? mintedAt + WIDGET_TOKEN_LIFETIME_MS : upstreamExpiry);
+  const expiresAt = new Date(upstreamExpiry(body.expires_at, mintedAt) ?? mintedAt + WIDGET_TOKEN_LIFETIME_MS);
   ctx.logger.info({ orderId, amount, currency, expiresAt: expiresAt.toISOString() }, 'widget token minted');
   return new WidgetToken(body.widget_token, expiresAt);
+}
+
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
+/** How far the service's clock may run ahead of ours before its expiry is not believed. */
+const CLOCK_SKEW_MS = 60_000;
+
+/**
+ * The service's `expires_at`, when it is an ISO 8601 time a token just minted can have: after now and
+ * at most its 15 minutes away. Anything else (Date.parse reads "1" as 2001) falls back to those 15 minutes.
+ */
+function upstreamExpiry(value: unknown, mintedAt: number): number | undefined {
+  if (typeof value !== 'string' || !ISO_TIMESTAMP.test(value)) return undefined;
+  const at = Date.parse(value);
+  return at > mintedAt && at <= mintedAt + WIDGET_TOKEN_LIFETIME_MS + CLOCK_SKEW_MS ? at : undefined;
 }
 
 export function checkMintInput(input: MintInput): MintInput {

@@ -82,6 +82,22 @@ describe('mintWidgetToken against the sandbox', () => {
     expect(sandbox.faults.list().find((f) => f.id === moved)!.hits).toBe(1);
   });
 
+  it('believes an expires_at only when it is an ISO time a fresh token can have; else 15 minutes from now', async () => {
+    const expiryFor = async (expires: string) => {
+      sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token: 'wt_x', expires_at: expires }), times: 1 });
+      const before = Date.now();
+      const token = await payFor().mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-exp' });
+      return token.expiresAt.getTime() - before;
+    };
+    const inTenMinutes = new Date(Date.now() + 10 * 60_000).toISOString();
+    expect(Math.abs((await expiryFor(inTenMinutes)) - 10 * 60_000)).toBeLessThan(2_000);
+    // "1" (Date.parse: 2001), a time already past, a lifetime of a day, and no time at all.
+    for (const junk of ['1', new Date(Date.now() - 60_000).toISOString(), new Date(Date.now() + 86_400_000).toISOString(), 'soon']) {
+      const ms = await expiryFor(junk);
+      expect([junk, ms > 14 * 60_000 && ms <= 15 * 60_000 + 2_000]).toEqual([junk, true]);
+    }
+  });
+
   it('retries a 503 (the service did not act) and then succeeds', async () => {
     sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 503, times: 1 });
     expect(sandbox.faults.list()).toHaveLength(1);
