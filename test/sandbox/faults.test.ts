@@ -43,6 +43,8 @@ describe('sandbox: fault injection', () => {
     expect((await mintCall(sb)).status).toBe(201);
     expect(sb.faults.list()[0]).toMatchObject({ remaining: Infinity, hits: 2 });
     expect(() => sb!.faults.inject({ status: 99 })).toThrow(TypeError);
+    // A 1xx is not a final answer: the client would hang until its time-out instead of seeing the fault.
+    for (const status of [100, 103, 199]) expect(() => sb!.faults.inject({ status })).toThrow(/final HTTP status \(200-599\)/);
     expect(() => sb!.faults.inject({ route: 'GET  x y' })).toThrow(TypeError);
   });
 

@@ -27,7 +27,8 @@ export function validateFaultRule(input: unknown): FaultRule {
   check(route === undefined || (typeof route === 'string' && route.trim() !== ''), 'route must be a non-empty string');
   check(times === undefined || times === Infinity || (Number.isSafeInteger(times) && (times as number) > 0), 'times must be a positive integer or Infinity');
   check(rate === undefined || (typeof rate === 'number' && rate >= 0 && rate <= 1), 'rate must be a number from 0 to 1');
-  check(status === undefined || (Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 599), 'status must be an HTTP status (100-599)');
+  // A 1xx is no final answer: the client would wait for one until its time-out.
+  check(status === undefined || (Number.isInteger(status) && (status as number) >= 200 && (status as number) <= 599), 'status must be a final HTTP status (200-599)');
   check(body === undefined || typeof body === 'string', 'body must be a string');
   check(
     headers === undefined ||
