@@ -98,11 +98,13 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     const policy = budgetMs === 0 ? {} : { totalTimeoutMs: Math.min(deps.http.totalTimeoutMs, window), attemptTimeoutMs: Math.min(deps.http.attemptTimeoutMs, window) };
     try {
       polls += 1;
-      const status = await deps.poll(paymentId, { clientToken }, policy);
+      const status = await deps.poll(paymentId, { clientToken, signal: options.signal }, policy);
       const { paymentId: _id, outcome: _outcome, declineCode: _decline, ...facts } = status;
       const { entry } = await deps.ledger.record({ ...facts, paymentId, source: 'poll' });
       if (entry.outcome !== 'unresolved') return toReconcileResult(paymentId, entry);
     } catch (error) {
+      // Stopped by the caller mid-poll: what is known so far is the answer, as when the budget runs out.
+      if (options.signal?.aborted) break;
       if (isPermanent(error)) throw error;
       lastError = error as PayError;
       retryAfter = (error instanceof UpstreamError && error.retryAfterMs) || 0;

@@ -8,6 +8,8 @@ import type { PaymentOutcome, StatusAuth } from './options.js';
 export interface StatusOptions {
   /** The payment's `payment_client_token` (from `mobile/checkout` or `checkout`), when the caller has it. */
   clientToken?: string | Secret;
+  /** Stops the call, and its retries, at once. */
+  signal?: AbortSignal;
 }
 
 /** What the status endpoint said, with the library's reading of it. Holds no credential. */
@@ -103,6 +105,7 @@ export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: str
     url: `${url}/api/v1/payments/${encodeURIComponent(paymentId)}/status`,
     headers: { accept: 'application/json', ...headers },
     policy,
+    signal: options.signal,
   }, ctx.http, ctx.logger);
 
   if (response.status === 404) {

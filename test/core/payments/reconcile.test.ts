@@ -160,6 +160,17 @@ describe('reconcile', () => {
     expect(await rejection(pay.payments.status('pay_\uDC00x'))).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'paymentId' } });
   });
 
+  it('stops a poll in flight when its signal aborts, answering what it knows', async () => {
+    const pay = payFor(sb, { logger, http: { attemptTimeoutMs: 4_000 } });
+    const { paymentId, clientToken } = await payByBank(pay, sb);
+    secrets.push(clientToken);
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', hang: true, times: Infinity });
+    const started = Date.now();
+    const result = await pay.payments.reconcile(paymentId, { budgetMs: 8_000, clientToken, signal: AbortSignal.timeout(200) });
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(result).toMatchObject({ paymentId, outcome: 'needs_reconciliation' });
+  });
+
   it('stops at once on a redirect (an out-of-date address), naming where it points, not polling the budget away', async () => {
     const pay = payFor(sb, { logger });
     const { paymentId, clientToken } = await payByBank(pay, sb);
