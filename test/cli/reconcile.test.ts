@@ -138,6 +138,24 @@ describe('paywidget reconcile with REDIS_URL', () => {
     }
   });
 
+  it('a verdict the shared ledger already holds stands when interrupted: failed exits 3, not 130', async () => {
+    const redis = await useRedisUrl();
+    const prefix = `cli-verdict-${Date.now()}:`;
+    const client = await connectedRedis(redis.url);
+    try {
+      const declined = sb.payments.create({ amount: 500, currency: 'USD', orderId: 'o-verdict', status: 'declined' });
+      const server = createPay({ env: {}, payment: { apiUrl: sb.paymentUrl, merchantId: sb.merchantId, apiKey: sb.apiKey, webhookSecret: sb.webhookSecret }, stores: redisStores(client, { prefix }) });
+      expect((await server.payments.reconcile(declined.id)).outcome).toBe('failed');
+      const result = await run(['payments', 'reconcile', declined.id], { ...env(), REDIS_URL: redis.url, PAYWIDGET_REDIS_PREFIX: prefix }, AbortSignal.abort());
+      expect(result.stdout).toMatch(/outcome\s+failed/);
+      expect(result.code).toBe(3);
+    } finally {
+      await deletePrefix(client, prefix);
+      await client.quit();
+      await redis.done();
+    }
+  });
+
   it('reads the ledger the servers keep in Redis', async () => {
     const redis = await useRedisUrl();
     const prefix = `cli-${Date.now()}:`;

@@ -2,6 +2,7 @@ import { fromMinorUnits } from '../../core/money/index.js';
 import { createPay } from '../../core/pay.js';
 import { isPaymentId } from '../../core/payments/status.js';
 import type { ReconcileResult } from '../../core/payments/reconcile.js';
+import { sharedStores } from '../shared-stores.js';
 import { silentLogger } from '../../core/logger.js';
 import { commandGroup, EXIT, parse, UsageError, write, type Command, printHelp } from '../io.js';
 import { formatPairs } from '../table.js';
@@ -51,8 +52,12 @@ Options:
   -h, --help    this help
 
 Exit codes: 0 confirmed, 3 failed, 4 still unresolved (needs_reconciliation: poll again later or wait
-for the webhook; do not charge again), 1 the status could not be read (unknown payment, refused
-credentials), 2 bad usage, 130 interrupted before a verdict.
+for the webhook; do not charge again; also when the service could not be reached within the budget,
+shown as status unknown), 1 the status can never be read as asked (unknown payment, refused
+credentials, a redirect to another address), 2 bad usage, 130 interrupted before a verdict.
+
+With REDIS_URL set to the Redis your servers keep their ledger in (redisStores; PAYWIDGET_REDIS_PREFIX
+if not paywidget:), a verdict already recorded there is the answer, and what the polls learn is recorded.
 
 ${PAYMENT_ENVIRONMENT}`,
   async run(args, io, path) {
@@ -62,13 +67,21 @@ ${PAYMENT_ENVIRONMENT}`,
     if (!isPaymentId(positionals[0]!)) throw new UsageError(`'${positionals[0]!.slice(0, 40)}' is not a payment_id: 1 to 200 characters without spaces or slashes.`, path);
     const budgetMs = values.budget === undefined ? undefined : Number(values.budget);
     if (budgetMs !== undefined && (!Number.isSafeInteger(budgetMs) || budgetMs < 0)) throw new UsageError('--budget must be a whole number of milliseconds, 0 or more.', path);
-    const pay = createPay({ env: io.env, logger: silentLogger, payments: { statusAuth: 'merchant' } });
-    const result = await pay.payments.reconcile(positionals[0]!, { budgetMs, signal: io.signal });
+    // With REDIS_URL, what it learns goes into the ledger the servers keep (and a verdict there is the answer).
+    const shared = await sharedStores(io.env);
+    let result: ReconcileResult;
+    try {
+      const pay = createPay({ env: io.env, logger: silentLogger, payments: { statusAuth: 'merchant' }, stores: shared.stores });
+      result = await pay.payments.reconcile(positionals[0]!, { budgetMs, signal: io.signal });
+    } finally {
+      await shared.close();
+    }
     await write(io.stdout, values.json ? `${JSON.stringify(result, null, 2)}\n` : `${describeResult(result)}\n`);
+    // A verdict reached stands, even if Ctrl-C came while it was read.
     if (result.outcome === 'confirmed') return EXIT.ok;
+    if (result.outcome === 'failed') return RECONCILE_EXIT.paymentFailed;
     // Ctrl-C ends the polling early, as a spent budget would: what happened is the interruption, not a verdict.
-    if (io.signal?.aborted) return EXIT.interrupted;
-    return result.outcome === 'failed' ? RECONCILE_EXIT.paymentFailed : RECONCILE_EXIT.unresolved;
+    return io.signal?.aborted ? EXIT.interrupted : RECONCILE_EXIT.unresolved;
   },
 };
 
