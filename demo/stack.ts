@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkoutFromOrder, createPay, silentLogger, type Pay, type WebhookEvent } from 'paywidget-server';
+import { createPay, silentLogger, type Pay, type WebhookEvent } from 'paywidget-server';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { createApp } from '../examples/express/app.js';
 
@@ -41,7 +41,7 @@ export async function startDemoStack(options: DemoStackOptions = {}): Promise<De
   });
 
   // What the shop minted for, by the order reference the payment service reports back (increment_id).
-  const minted = new Map<string, { entityId: number; grandTotal: number }>();
+  const minted = new Map<string, { entityId: number }>();
   const pay: Pay = createPay({
     payment: { apiUrl: sandbox.paymentUrl, merchantId: sandbox.merchantId, apiKey: sandbox.apiKey, webhookSecret: sandbox.webhookSecret },
     commerce: { url: sandbox.commerceUrl, username: sandbox.commerceUsername, password: sandbox.commercePassword },
@@ -49,11 +49,12 @@ export async function startDemoStack(options: DemoStackOptions = {}): Promise<De
     logger: silentLogger, // the demo narrates what happens in its own words
     payments: { pollBudgetMs: 1000 },
     // The checkout page names the order by its entity_id ({ "orderId": "10" }); what it owes is read from
-    // the commerce platform, and an order that is not awaiting payment is refused (409 ORDER_NOT_PAYABLE).
+    // the commerce platform, and an order that is not awaiting payment, or has a payment confirmed or under
+    // way in the ledger, is refused (409 ORDER_NOT_PAYABLE).
     resolveCheckout: async ({ body }) => {
-      const order = await pay.orders.get(String((body as { orderId?: unknown } | null)?.orderId ?? ''));
-      const checkout = checkoutFromOrder(order);
-      minted.set(order.increment_id, { entityId: order.entity_id, grandTotal: order.grand_total });
+      const entityId = String((body as { orderId?: unknown } | null)?.orderId ?? '');
+      const checkout = await pay.checkoutForOrder(entityId);
+      minted.set(checkout.orderId, { entityId: Number(entityId) });
       return checkout;
     },
   });
@@ -64,10 +65,11 @@ export async function startDemoStack(options: DemoStackOptions = {}): Promise<De
     // Fulfilment. A real shop would invoice the order on its platform; the Order Retrieval API only
     // reads, so the demo marks it paid in the sandbox's records.
     const orderId = (payload as { data?: { order_id?: string } }).data?.order_id;
-    const order = orderId === undefined ? undefined : minted.get(orderId);
-    if (order) {
-      sandbox.commerce.setOrder(order.entityId, {
-        state: 'processing', status: 'processing', total_paid: order.grandTotal, base_total_paid: order.grandTotal, total_due: 0, base_total_due: 0,
+    const entityId = orderId === undefined ? undefined : minted.get(orderId)?.entityId;
+    const grandTotal = entityId === undefined ? undefined : sandbox.commerce.order(entityId)?.grand_total;
+    if (entityId !== undefined && grandTotal !== undefined) {
+      sandbox.commerce.setOrder(entityId, {
+        state: 'processing', status: 'processing', total_paid: grandTotal, base_total_paid: grandTotal, total_due: 0, base_total_due: 0,
       });
     }
   });

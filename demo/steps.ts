@@ -252,10 +252,18 @@ export const STEPS: Step[] = [
       ctx.say(`Order ${order.increment_id} (${amountOf(order)}), paid with ${spaced(sandbox.testCards.succeeds)}: payment ${payment.paymentId}`);
       ctx.say(`is still ${statuses.at(-1)} when the widget stops polling, so it reports needsReconciliation: true.`);
       ctx.say('The shopper must not be told it failed, nor be charged again.');
+      const askedAt = performance.now();
       const asked = await call('POST', `${merchantUrl}/pay/payments/${payment.paymentId}/reconcile`, { payment_client_token: payment.clientToken });
+      const askedMs = performance.now() - askedAt;
       check(asked.status === 200 && asked.body.outcome === 'needs_reconciliation', 'POST /pay/payments/:id/reconcile to answer needs_reconciliation', describe(asked));
+      // Within its budget: it stops once no poll fits before the deadline, so somewhat before 1 s.
+      check(askedMs >= 500 && askedMs < 1_500, 'the reconcile route to poll for its 1 s budget (payments.pollBudgetMs), no longer', `${Math.round(askedMs)} ms`);
+      expectLedger(await ledger(ctx, payment.paymentId), { status: 'processing', outcome: 'unresolved', source: 'poll' });
       ctx.say(`The page asks the shop: POST /pay/payments/${payment.paymentId}/reconcile`);
       ctx.say(`polls the payment service for 1 s and answers ${String(asked.body.outcome)}.`);
+      const again = await call('POST', `${merchantUrl}/pay/widget-token`, { orderId: String(order.entity_id) });
+      check(again.status === 409 && (again.body as { error?: { code?: string } }).error?.code === 'ORDER_NOT_PAYABLE', 'a second token for the order to be refused while its payment may still confirm (409)', describe(again));
+      ctx.say(`A second token for order ${order.increment_id} is refused (409 ORDER_NOT_PAYABLE): its payment may yet confirm.`);
 
       // The service confirms the payment, but its webhook is lost: only the sweep can find out.
       sandbox.setWebhookUrl(undefined);

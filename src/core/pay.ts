@@ -1,4 +1,4 @@
-import { createOrders, orderCheckoutResolver, unconfiguredOrders, type Orders } from './commerce/index.js';
+import { checkoutForOrder, createOrders, orderCheckoutResolver, unconfiguredOrders, type Orders } from './commerce/index.js';
 import { COMMERCE_REQUIRED, requirePayment, requireWebhookSecrets, resolveConfig, type ConfigOptions, type ResolvedConfig } from './config.js';
 import { PayError } from './errors.js';
 import { checkOptionKeys } from './option-keys.js';
@@ -51,6 +51,13 @@ export interface Pay extends Router {
   readonly payments: Payments;
   /** Cross-checks the orders created in a window against the confirmed payments in the ledger. */
   reconcileOrders(options: ReconcileOrdersOptions): Promise<OrderReconciliationReport>;
+  /**
+   * What the shopper owes for the order with this entity_id, read from the commerce platform: refused
+   * (409 ORDER_NOT_PAYABLE) when it is not awaiting payment, or a payment for it in the ledger is
+   * confirmed or may still confirm. What `POST /widget-token` mints by default; call it from a
+   * `resolveCheckout` of your own to keep those guards (`checkoutFromOrder` alone checks only the order).
+   */
+  checkoutForOrder(entityId: number | string): Promise<MintInput>;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -109,6 +116,7 @@ export function createPay(options: PayOptions = {}): Pay {
     orders,
     payments: { status: payments.status, reconcile: payments.reconcile, reconcilePending: payments.reconcilePending, get: payments.get, byOrder: payments.byOrder },
     reconcileOrders: (reconcileOptions) => reconcileOrders({ ledger: payments.ledger, iterate: (o) => orders.iterate(o), logger }, reconcileOptions),
+    checkoutForOrder: (entityId) => checkoutForOrder(orders, payments.ledger, entityId),
     routes: router.routes,
     matches: router.matches,
     allowedMethods: router.allowedMethods,

@@ -51,21 +51,32 @@ export async function assertNoPaymentUnderway(ledger: Pick<Ledger, 'byOrder'>, o
   }
 }
 
+type OrderSource = { get(entityId: number): Promise<CommerceOrder> };
+
+/**
+ * What the shopper owes for the order with this entity_id, read from the platform, with every guard:
+ * refused (409) when it is not awaiting payment, or the ledger holds a payment for it that is confirmed
+ * or may still confirm. `pay.checkoutForOrder`, for a `resolveCheckout` of your own to keep the guards.
+ */
+export async function checkoutForOrder(orders: OrderSource, ledger: Pick<Ledger, 'byOrder'>, entityId: unknown, field = 'entityId'): Promise<MintInput> {
+  const order = await orders.get(toEntityId(entityId, field));
+  const checkout = checkoutFromOrder(order);
+  await assertNoPaymentUnderway(ledger, order);
+  return checkout;
+}
+
 /**
  * The default `resolveCheckout` when the commerce platform is configured: the request body names the
  * order (`{ "order_id": <entity_id> }`), the amount and currency come from the platform, never from
  * the browser, and an order with a payment confirmed or under way in the ledger is not charged again.
  */
-export function orderCheckoutResolver(orders: { get(entityId: number): Promise<CommerceOrder> }, ledger: Pick<Ledger, 'byOrder'>): ResolveCheckout {
+export function orderCheckoutResolver(orders: OrderSource, ledger: Pick<Ledger, 'byOrder'>): ResolveCheckout {
   return async (request) => {
     const body = request.body;
     const raw = typeof body === 'object' && body !== null ? (body as { order_id?: unknown }).order_id : undefined;
     if (raw === undefined) {
       throw invalidInput('order_id', 'Send { "order_id": <the order\'s entity_id> } to POST /widget-token; the amount comes from the commerce platform.');
     }
-    const order = await orders.get(toEntityId(raw, 'order_id'));
-    const checkout = checkoutFromOrder(order);
-    await assertNoPaymentUnderway(ledger, order);
-    return checkout;
+    return checkoutForOrder(orders, ledger, raw, 'order_id');
   };
 }

@@ -10,7 +10,7 @@ import { syncOrders, type OrderSyncOptions, type OrderSyncSummary } from './sync
 import { AdminTokens } from './token.js';
 
 export { CommerceError, type MagentoErrorBody } from './errors.js';
-export { checkoutFromOrder, orderCheckoutResolver } from './checkout.js';
+export { checkoutForOrder, checkoutFromOrder, orderCheckoutResolver } from './checkout.js';
 export { formatCommerceDate, type OrderFilter, type OrderSearch } from './search.js';
 export type { OrderIterateOptions } from './orders.js';
 export type { OrderSyncOptions, OrderSyncProgress, OrderSyncSummary } from './sync.js';

@@ -121,6 +121,12 @@ describe('POST /widget-token from a commerce order', () => {
     expect(again).toMatchObject({ status: 409, json: { error: { code: 'ORDER_NOT_PAYABLE', details: { paymentId: paid.payment_id } } } });
     expect(again.json.error.message).toMatch(/already confirmed/);
     expect((await pay.payments.byOrder(String(other.increment_id))).map((entry) => entry.outcome)).toEqual(['confirmed']);
+
+    // pay.checkoutForOrder keeps the same guards for a resolveCheckout of one's own (checkoutFromOrder checks only the order).
+    await expect(pay.checkoutForOrder(other.entity_id)).rejects.toMatchObject({ code: 'ORDER_NOT_PAYABLE', details: { paymentId: paid.payment_id } });
+    await expect(pay.checkoutForOrder(String(order.entity_id))).rejects.toMatchObject({ code: 'ORDER_NOT_PAYABLE', details: { paymentId: waiting } });
+    const fresh = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: 'JPY', grand_total: 1200, total_due: 1200 });
+    expect(await pay.checkoutForOrder(fresh.entity_id)).toEqual({ amount: 1200, currency: 'JPY', orderId: fresh.increment_id });
   });
 
   it('tells the shopper the order could not be priced, and only the log who and where: a refused admin login, an unreachable platform', async () => {
