@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { main } from '../../src/cli/main.js';
-import { createPay } from 'paywidget-server';
+import { createPay, type Pay } from 'paywidget-server';
 import { redisStores } from 'paywidget-server/redis';
 import { connectedRedis, deletePrefix, useRedisUrl } from '../helpers/redis-server.js';
 import { sink } from '../helpers/sink.js';
@@ -122,65 +122,53 @@ describe('paywidget reconcile with REDIS_URL', () => {
     expect(result.stderr).not.toContain('hunter2');
   }, 30_000);
 
-  it('orders commands share the admin token with the servers in Redis: one login for the fleet', async () => {
+  /**
+   * Runs `test` against a Redis of its own prefix: `shared` is the CLI's environment pointing at it, `server`
+   * a pay instance keeping its stores there as the merchant's servers would. Cleaned up after.
+   */
+  async function withSharedRedis(test: (shared: Record<string, string>, server: Pay) => Promise<void>): Promise<void> {
     const redis = await useRedisUrl();
-    const prefix = `cli-token-${Date.now()}:`;
+    const prefix = `cli-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
     const client = await connectedRedis(redis.url);
     try {
-      const shared = { ...env(), REDIS_URL: redis.url, PAYWIDGET_REDIS_PREFIX: prefix };
-      const before = sb.commerce.stats().tokenRequests;
-      for (const id of ['1', '2', '3']) expect((await run(['orders', 'get', id], shared)).code).toBe(0);
-      expect(sb.commerce.stats().tokenRequests).toBe(before + 1);
-    } finally {
-      await deletePrefix(client, prefix);
-      await client.quit();
-      await redis.done();
-    }
-  });
-
-  it('a verdict the shared ledger already holds stands when interrupted: failed exits 3, not 130', async () => {
-    const redis = await useRedisUrl();
-    const prefix = `cli-verdict-${Date.now()}:`;
-    const client = await connectedRedis(redis.url);
-    try {
-      const declined = sb.payments.create({ amount: 500, currency: 'USD', orderId: 'o-verdict', status: 'declined' });
       const server = createPay({ env: {}, payment: { apiUrl: sb.paymentUrl, merchantId: sb.merchantId, apiKey: sb.apiKey, webhookSecret: sb.webhookSecret }, stores: redisStores(client, { prefix }) });
-      expect((await server.payments.reconcile(declined.id)).outcome).toBe('failed');
-      const result = await run(['payments', 'reconcile', declined.id], { ...env(), REDIS_URL: redis.url, PAYWIDGET_REDIS_PREFIX: prefix }, AbortSignal.abort());
-      expect(result.stdout).toMatch(/outcome\s+failed/);
-      expect(result.code).toBe(3);
+      await test({ ...env(), REDIS_URL: redis.url, PAYWIDGET_REDIS_PREFIX: prefix }, server);
     } finally {
       await deletePrefix(client, prefix);
       await client.quit();
       await redis.done();
     }
-  });
+  }
 
-  it('reads the ledger the servers keep in Redis', async () => {
-    const redis = await useRedisUrl();
-    const prefix = `cli-${Date.now()}:`;
-    const client = await connectedRedis(redis.url);
-    try {
-      // A server recorded a confirmed payment for this order in the shared ledger.
-      const from = new Date(Date.now() - 1_000).toISOString().replace(/\.\d+Z$/, 'Z');
-      const order = sb.commerce.addOrder({ state: 'processing', status: 'processing' });
-      const to = new Date(Date.now() + 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
-      const payment = sb.payments.create({ amount: Math.round(Number(order.grand_total) * 100), currency: String(order.order_currency_code), orderId: String(order.increment_id), status: 'succeeded' });
-      const server = createPay({ env: {}, payment: { apiUrl: sb.paymentUrl, merchantId: sb.merchantId, apiKey: sb.apiKey, webhookSecret: sb.webhookSecret }, stores: redisStores(client, { prefix }) });
-      expect((await server.payments.reconcile(payment.id)).outcome).toBe('confirmed');
+  it('orders commands share the admin token with the servers in Redis: one login for the fleet', () => withSharedRedis(async (shared) => {
+    const before = sb.commerce.stats().tokenRequests;
+    for (const id of ['1', '2', '3']) expect((await run(['orders', 'get', id], shared)).code).toBe(0);
+    expect(sb.commerce.stats().tokenRequests).toBe(before + 1);
+  }));
 
-      const shared = await run(['reconcile', '--from', from, '--to', to, '--json'], { ...env(), REDIS_URL: redis.url, PAYWIDGET_REDIS_PREFIX: prefix });
-      expect(shared.stderr).toBe('');
-      const kindsFor = (stdout: string) => (JSON.parse(stdout) as { findings: { entityId?: number; kind: string }[] }).findings.filter((f) => f.entityId === order.entity_id).map((f) => f.kind);
-      expect(kindsFor(shared.stdout)).toEqual([]);
-      expect(JSON.parse(shared.stdout).paid).toBe(1);
-      // Without the shared ledger the same order looks paid without a payment.
-      const alone = await run(['reconcile', '--from', from, '--to', to, '--json']);
-      expect(kindsFor(alone.stdout)).toEqual(['order_paid_without_payment']);
-    } finally {
-      await deletePrefix(client, prefix);
-      await client.quit();
-      await redis.done();
-    }
-  });
+  it('a verdict the shared ledger already holds stands when interrupted: failed exits 3, not 130', () => withSharedRedis(async (shared, server) => {
+    const declined = sb.payments.create({ amount: 500, currency: 'USD', orderId: 'o-verdict', status: 'declined' });
+    expect((await server.payments.reconcile(declined.id)).outcome).toBe('failed');
+    const result = await run(['payments', 'reconcile', declined.id], shared, AbortSignal.abort());
+    expect(result.stdout).toMatch(/outcome\s+failed/);
+    expect(result.code).toBe(3);
+  }));
+
+  it('reads the ledger the servers keep in Redis', () => withSharedRedis(async (shared, server) => {
+    // A server recorded a confirmed payment for this order in the shared ledger.
+    const from = new Date(Date.now() - 1_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const order = sb.commerce.addOrder({ state: 'processing', status: 'processing' });
+    const to = new Date(Date.now() + 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const payment = sb.payments.create({ amount: Math.round(Number(order.grand_total) * 100), currency: String(order.order_currency_code), orderId: String(order.increment_id), status: 'succeeded' });
+    expect((await server.payments.reconcile(payment.id)).outcome).toBe('confirmed');
+
+    const withLedger = await run(['reconcile', '--from', from, '--to', to, '--json'], shared);
+    expect(withLedger.stderr).toBe('');
+    const kindsFor = (stdout: string) => (JSON.parse(stdout) as { findings: { entityId?: number; kind: string }[] }).findings.filter((f) => f.entityId === order.entity_id).map((f) => f.kind);
+    expect(kindsFor(withLedger.stdout)).toEqual([]);
+    expect(JSON.parse(withLedger.stdout).paid).toBe(1);
+    // Without the shared ledger the same order looks paid without a payment.
+    const alone = await run(['reconcile', '--from', from, '--to', to, '--json']);
+    expect(kindsFor(alone.stdout)).toEqual(['order_paid_without_payment']);
+  }));
 });
