@@ -1,6 +1,7 @@
-import { open, readFile, rename } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { CheckpointStore } from '../core/stores/checkpoint-store.js';
 import { EXIT, ExitError } from './io.js';
+import { replaceFile } from './replace-file.js';
 
 /**
  * Checkpoints in a JSON file (`{ "<name>": "<value>" }`), replaced atomically (write, fsync, then rename)
@@ -38,14 +39,6 @@ export class FileCheckpointStore implements CheckpointStore {
   async set(key: string, value: string): Promise<void> {
     await this.beforeSet();
     const all = { ...(await this.read()), [key]: value };
-    const temporary = `${this.path}.${process.pid}.tmp`;
-    const file = await open(temporary, 'w');
-    try {
-      await file.writeFile(`${JSON.stringify(all, null, 2)}\n`);
-      await file.sync(); // else a power loss after the rename can leave an empty checkpoint file
-    } finally {
-      await file.close();
-    }
-    await rename(temporary, this.path);
+    await replaceFile(this.path, `${JSON.stringify(all, null, 2)}\n`, { sync: true });
   }
 }

@@ -1,6 +1,7 @@
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { MemoryAdminTokenStore, type AdminTokenStore } from '../core/stores/admin-token-store.js';
+import { replaceFile } from './replace-file.js';
 
 /** The suffix the admin-token client gives the key of a refused login (see core/commerce/token.ts). */
 const REFUSAL_SUFFIX = '|login-refused';
@@ -29,15 +30,7 @@ export class LoginRefusalFile implements AdminTokenStore {
     const kept = Object.entries(await this.#read()).filter(([k, entry]) => k !== key && now < entry.expiresAt);
     const all = Object.fromEntries([...kept, [key, { value, expiresAt: now + Math.max(1, ttlMs) }]]);
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-    // Written whole, then renamed: two runs ending together leave one record or the other, never half a file.
-    const temporary = `${this.path}.${process.pid}.tmp`;
-    const file = await open(temporary, 'w', 0o600);
-    try {
-      await file.writeFile(`${JSON.stringify(all, null, 2)}\n`);
-    } finally {
-      await file.close();
-    }
-    await rename(temporary, this.path);
+    await replaceFile(this.path, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
   }
 
   /** A missing or unreadable file holds no refusal (the run then logs in, as without the file). */
