@@ -192,6 +192,11 @@ export function requireCommerce(config: Pick<ResolvedConfig, 'commerce' | 'comme
 /** The advice that ends a CONFIG_MISSING message; the CLI, where only the environment configures, replaces it. */
 export const SET_OR_PASS_OPTION = 'Set the environment variable, or pass the option to createPay().';
 
+/** An option as errors name it to be changed: `PAY_API_URL (payment.apiUrl)`. */
+export function variableAndOption(option: string): string {
+  return `${ENV_NAMES[option]} (${option})`;
+}
+
 /** CONFIG_MISSING naming each option and its environment variable. */
 export function missingOptions(options: string[], purpose: string): PayError {
   const named = options.map((o) => `${o} (environment variable ${ENV_NAMES[o]})`).join(', ');

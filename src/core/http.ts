@@ -1,4 +1,4 @@
-import type { HttpPolicy } from './config.js';
+import { variableAndOption, type HttpPolicy } from './config.js';
 import { PayError, UpstreamError } from './errors.js';
 import { jsonSyntaxCause } from './json-syntax-cause.js';
 import { parseRetryAfter } from './retry-after.js';
@@ -92,8 +92,8 @@ function systemCodeOf(error: unknown): string | undefined {
   return failure?.code ?? failure?.cause?.code;
 }
 
-/** Where each service's address is configured, for errors that say to change it. */
-const URL_OPTION: Record<string, string> = { payment: 'PAY_API_URL (payment.apiUrl)', commerce: 'COMMERCE_URL (commerce.url)' };
+/** The option holding each service's address, for errors that say to change it. */
+const URL_OPTION: Record<string, string> = { payment: 'payment.apiUrl', commerce: 'commerce.url' };
 
 /**
  * A redirect is not followed (it would carry the credentials to another address), nor passed on as a
@@ -104,11 +104,13 @@ function redirected(call: UpstreamCall, where: string, response: UpstreamRespons
   let target = 'no Location';
   try {
     // Origin and path only: a query may carry a token.
-    if (location) target = ((url) => `${url.origin}${url.pathname}`)(new URL(location, call.url));
+    const url = location ? new URL(location, call.url) : undefined;
+    if (url) target = `${url.origin}${url.pathname}`;
   } catch {
     target = 'an unreadable Location';
   }
-  return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where} with a redirect (HTTP ${response.status}) to ${target}. Redirects are not followed, since they would carry the credentials elsewhere: set ${URL_OPTION[call.service] ?? 'the service URL'} to the address it points to.`, {
+  const option = URL_OPTION[call.service];
+  return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where} with a redirect (HTTP ${response.status}) to ${target}. Redirects are not followed, since they would carry the credentials elsewhere: set ${option ? variableAndOption(option) : 'the service URL'} to the address it points to.`, {
     details: { service: call.service, upstreamStatus: response.status, redirect: true },
   });
 }
