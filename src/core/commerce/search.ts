@@ -75,14 +75,18 @@ function statusValue(value: unknown): string {
   return value;
 }
 
+/** A set of statuses in one order, each once, so the same set always makes the same filter (and checkpoint). */
+export function statusSet(statuses: readonly string[]): string[] {
+  return [...new Set(statuses)].sort();
+}
+
 export function normalizeFilter(filter: OrderFilter = {}): NormalizedFilter {
   if (typeof filter !== 'object' || filter === null) throw invalidInput('filter', 'The order filter must be an object.');
   const out: NormalizedFilter = {};
   if (filter.status !== undefined) {
     if (Array.isArray(filter.status)) {
       if (filter.status.length === 0) throw invalidInput('status', 'status must not be an empty array.');
-      // A set of statuses: in one order, each once, so the same set always makes the same filter (and checkpoint).
-      out.status = [...new Set(filter.status.map(statusValue))].sort();
+      out.status = statusSet(filter.status.map(statusValue));
     } else {
       out.status = statusValue(filter.status);
     }

@@ -4,7 +4,7 @@ import type { Logger } from '../types.js';
 import type { OrderReader } from './orders.js';
 import type { CommerceOrder } from './schemas.js';
 import { lockCheckpoint, lostHold, type SyncLock } from './sync-lock.js';
-import { normalizeFilter, type NormalizedFilter, type OrderFilter } from './search.js';
+import { normalizeFilter, statusSet, type NormalizedFilter, type OrderFilter } from './search.js';
 
 export interface OrderSyncProgress {
   /** Orders delivered to onOrder in this run. */
@@ -76,9 +76,9 @@ function readPosition(name: string, raw: string | undefined): SavedPosition | un
   return value as SavedPosition;
 }
 
-/** Statuses compared as sets: a position saved before they were sorted still resumes. */
+/** Statuses compared as sets: a position saved before normalizeFilter sorted them still resumes. */
+const canonical = (filter: NormalizedFilter): NormalizedFilter => (Array.isArray(filter.status) ? { ...filter, status: statusSet(filter.status) } : filter);
 const sameFilter = (a: NormalizedFilter, b: NormalizedFilter) => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
-const canonical = (filter: NormalizedFilter): NormalizedFilter => (Array.isArray(filter.status) ? { ...filter, status: [...new Set(filter.status)].sort() } : filter);
 
 /**
  * Delivers every matching order to onOrder, in entity_id order, saving its position after each page:
