@@ -23,9 +23,10 @@
  *
  * On Redis: one hash per payment (`ledger:pay:<id>`) with the fields below, and `record` as one Lua
  * script that reads the hash, compares `rank` to ARGV, writes the fields that change, moves the id
- * between the per-outcome sorted sets (`ledger:outcome:<outcome>`, scored by firstSeenAt) and adds it
- * to `ledger:order:<orderId>`, then returns the resulting hash. `list` is ZRANGEBYSCORE over one
- * sorted set, page by page; `byOrder` is SMEMBERS + HGETALL.
+ * between the per-outcome sorted sets (`ledger:outcome:<outcome>` scored by firstSeenAt,
+ * `ledger:updated:<outcome>` scored by updatedAt) and adds it to `ledger:order:<orderId>`, then
+ * returns the resulting hash. `list` is ZRANGEBYSCORE over one sorted set, page by page; `byOrder`
+ * is SMEMBERS + HGETALL.
  *
  * Any method may throw (or reject) when the store is unreachable.
  */
@@ -79,13 +80,20 @@ export interface LedgerQuery {
   /** Only entries first seen at or after / at or before these instants (ms). */
   firstSeenFrom?: number;
   firstSeenTo?: number;
+  /**
+   * Only entries last changed at or after / at or before these instants (ms): for a confirmed payment,
+   * when it was confirmed (or, later, when an order id or amount filled in). With either bound the
+   * entries come oldest change first.
+   */
+  updatedFrom?: number;
+  updatedTo?: number;
 }
 
 export interface LedgerStore {
   get(paymentId: string): Promise<LedgerEntry | undefined>;
   /** Applies one observation atomically by the rules above and answers the resulting entry. */
   record(observation: LedgerObservation): Promise<LedgerRecordResult>;
-  /** The entries with this outcome, oldest first seen first. A store may page underneath. */
+  /** The entries with this outcome, oldest first seen first (oldest change first when the query bounds `updatedAt`). A store may page underneath. */
   list(query: LedgerQuery): AsyncIterable<LedgerEntry>;
   /** Every entry recorded against this order id. */
   byOrder(orderId: string): Promise<LedgerEntry[]>;

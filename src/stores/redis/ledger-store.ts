@@ -6,6 +6,7 @@ const OUTCOMES: readonly LedgerOutcome[] = ['unresolved', 'failed', 'confirmed']
 /** Entries read per round trip while listing. */
 const PAGE = 200;
 
+const score = (ms: number) => (ms === -Infinity ? '-inf' : ms === Infinity ? '+inf' : String(ms));
 const optional = (value: string | number | null | undefined) => (value === null || value === undefined ? '' : `=${value}`);
 
 /** A multi-bulk reply (an array, or a Set from a RESP3 client) as strings. */
@@ -31,8 +32,9 @@ function toEntry(fields: Record<string, string>): LedgerEntry | undefined {
 }
 
 /**
- * The payment ledger in Redis: one hash per payment (`<prefix>ledger:pay:<id>`), a sorted set per
- * outcome scored by firstSeenAt (`<prefix>ledger:outcome:<outcome>`) and a set per order
+ * The payment ledger in Redis: one hash per payment (`<prefix>ledger:pay:<id>`), two sorted sets per
+ * outcome, scored by firstSeenAt (`<prefix>ledger:outcome:<outcome>`) and by updatedAt
+ * (`<prefix>ledger:updated:<outcome>`), and a set per order
  * (`<prefix>ledger:order:<orderId>`). `record` is one Lua script applying the never-backwards rule.
  * Entries are kept until deleted (a few hundred bytes each).
  */
@@ -51,7 +53,7 @@ export class RedisLedgerStore implements LedgerStore {
 
   async record(observation: LedgerObservation): Promise<LedgerRecordResult> {
     const { paymentId, status, outcome, source, at, orderId, amount, currency } = observation;
-    const keys = [this.#payment(paymentId), ...OUTCOMES.map((o) => this.#outcome(o))];
+    const keys = [this.#payment(paymentId), ...OUTCOMES.map((o) => this.#outcome(o)), ...OUTCOMES.map((o) => this.#updated(o))];
     if (orderId !== undefined) keys.push(this.#order(orderId));
     const reply = await this.#redis.script(LEDGER_RECORD, keys, [paymentId, outcome, source, String(at), optional(status), optional(orderId), optional(amount), optional(currency)]);
     const [before, after, changed] = reply as [unknown, unknown, unknown];
@@ -61,14 +63,18 @@ export class RedisLedgerStore implements LedgerStore {
   }
 
   async *list(query: LedgerQuery): AsyncIterable<LedgerEntry> {
-    const from = query.firstSeenFrom === undefined ? '-inf' : String(query.firstSeenFrom);
-    const to = query.firstSeenTo === undefined ? '+inf' : String(query.firstSeenTo);
+    const { firstSeenFrom = -Infinity, firstSeenTo = Infinity, updatedFrom = -Infinity, updatedTo = Infinity } = query;
+    const byUpdate = query.updatedFrom !== undefined || query.updatedTo !== undefined;
+    // One index answers the range; the other bound, if any, is checked on the entries read.
+    const [set, from, to] = byUpdate ? [this.#updated(query.outcome), updatedFrom, updatedTo] : [this.#outcome(query.outcome), firstSeenFrom, firstSeenTo];
     // The ids as they are now (the caller may record while it iterates, as the sweep does), then
     // their entries a page at a time; an entry whose outcome changed meanwhile is left out.
-    const ids = strings(await this.#redis.command(['ZRANGEBYSCORE', this.#outcome(query.outcome), from, to]));
+    const ids = strings(await this.#redis.command(['ZRANGEBYSCORE', set, score(from), score(to)]));
     for (let i = 0; i < ids.length; i += PAGE) {
       for (const entry of await this.#entries(ids.slice(i, i + PAGE))) {
-        if (entry?.outcome === query.outcome) yield entry;
+        if (entry?.outcome !== query.outcome) continue;
+        if (entry.firstSeenAt < firstSeenFrom || entry.firstSeenAt > firstSeenTo || entry.updatedAt < updatedFrom || entry.updatedAt > updatedTo) continue;
+        yield entry;
       }
     }
   }
@@ -90,6 +96,10 @@ export class RedisLedgerStore implements LedgerStore {
 
   #outcome(outcome: LedgerOutcome): string {
     return `${this.#prefix}outcome:${outcome}`;
+  }
+
+  #updated(outcome: LedgerOutcome): string {
+    return `${this.#prefix}updated:${outcome}`;
   }
 
   #order(orderId: string): string {

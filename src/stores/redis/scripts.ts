@@ -59,7 +59,8 @@ return out
 /**
  * The ledger's record rule (LedgerStore in src/core/stores/ledger-store.ts), applied atomically.
  * KEYS[1] the payment's hash; KEYS[2], KEYS[3], KEYS[4] the sorted sets of the unresolved, failed and
- * confirmed payments (scored by firstSeenAt); KEYS[5] the set of the observation's order, when it names one.
+ * confirmed payments scored by firstSeenAt; KEYS[5], KEYS[6], KEYS[7] the same scored by updatedAt;
+ * KEYS[8] the set of the observation's order, when it names one.
  * ARGV[1] paymentId, ARGV[2] outcome, ARGV[3] source, ARGV[4] at (ms);
  * ARGV[5] status, ARGV[6] orderId, ARGV[7] amount, ARGV[8] currency: '' when absent, else '=' .. value.
  * Answers { hash before, hash after, changed (1 / 0) }; a hash lacks the fields that have no value.
@@ -67,6 +68,7 @@ return out
 export const LEDGER_RECORD = new Script(`
 local rank = { unresolved = 0, failed = 1, confirmed = 2 }
 local sets = { unresolved = KEYS[2], failed = KEYS[3], confirmed = KEYS[4] }
+local updated = { unresolved = KEYS[5], failed = KEYS[6], confirmed = KEYS[7] }
 local function opt(v) if v == '' then return nil end return string.sub(v, 2) end
 local id, outcome, source, at = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local status, orderId, amount, currency = opt(ARGV[5]), opt(ARGV[6]), opt(ARGV[7]), opt(ARGV[8])
@@ -79,7 +81,8 @@ if #before == 0 then
   end
   redis.call('HSET', KEYS[1], unpack(fields))
   redis.call('ZADD', sets[outcome], at, id)
-  if orderId then redis.call('SADD', KEYS[5], id) end
+  redis.call('ZADD', updated[outcome], at, id)
+  if orderId then redis.call('SADD', KEYS[8], id) end
   return { before, fields, 1 }
 end
 
@@ -96,17 +99,22 @@ if changed then
   if outcome ~= cur.outcome then
     redis.call('ZREM', sets[cur.outcome], id)
     redis.call('ZADD', sets[outcome], cur.firstSeenAt, id)
+    redis.call('ZREM', updated[cur.outcome], id)
   end
+  redis.call('ZADD', updated[outcome], at, id)
 end
 local filled = false
 if cur.orderId == nil and orderId then
   set[#set + 1] = 'orderId'; set[#set + 1] = orderId
-  redis.call('SADD', KEYS[5], id)
+  redis.call('SADD', KEYS[8], id)
   filled = true
 end
 if cur.amount == nil and amount then set[#set + 1] = 'amount'; set[#set + 1] = amount; filled = true end
 if cur.currency == nil and currency then set[#set + 1] = 'currency'; set[#set + 1] = currency; filled = true end
-if filled and not changed and tonumber(at) > tonumber(cur.updatedAt) then set[#set + 1] = 'updatedAt'; set[#set + 1] = at end
+if filled and not changed and tonumber(at) > tonumber(cur.updatedAt) then
+  set[#set + 1] = 'updatedAt'; set[#set + 1] = at
+  redis.call('ZADD', updated[cur.outcome], at, id)
+end
 if #set > 0 then redis.call('HSET', KEYS[1], unpack(set)) end
 return { before, redis.call('HGETALL', KEYS[1]), changed and 1 or 0 }
 `);

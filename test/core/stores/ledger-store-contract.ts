@@ -80,6 +80,26 @@ export function ledgerStoreContract(name: string, make: () => LedgerStore | Prom
       expect((await store.byOrder('o1')).map((e) => e.paymentId).sort()).toEqual(['a', 'b']);
     });
 
+    it('lists by when an entry last changed, oldest change first: a payment confirmed long after it was first seen', async () => {
+      const store = await make();
+      await store.record(observe('old', 'processing', 'unresolved', 1_000, { orderId: 'o1' }));
+      await store.record(observe('new', 'succeeded', 'confirmed', 8_000));
+      await store.record(observe('old', 'succeeded', 'confirmed', 9_000));
+      await store.record(observe('early', 'succeeded', 'confirmed', 2_000));
+      const ids = async (query: Parameters<LedgerStore['list']>[0]) => (await collect(store.list(query))).map((e) => e.paymentId);
+      expect(await ids({ outcome: 'confirmed', updatedFrom: 5_000 })).toEqual(['new', 'old']);
+      expect(await ids({ outcome: 'confirmed', updatedFrom: 8_500, updatedTo: 9_000 })).toEqual(['old']);
+      expect(await ids({ outcome: 'confirmed', updatedTo: 8_000 })).toEqual(['early', 'new']);
+      // Both bounds at once: confirmed late, but first seen early.
+      expect(await ids({ outcome: 'confirmed', updatedFrom: 5_000, firstSeenTo: 5_000 })).toEqual(['old']);
+      // It left the unresolved listing by either index.
+      expect(await ids({ outcome: 'unresolved', updatedFrom: 0 })).toEqual([]);
+      // A later fill (the amount arrives) counts as a change.
+      await store.record(observe('early', 'succeeded', 'confirmed', 9_500, { amount: 100 }));
+      expect(await ids({ outcome: 'confirmed', updatedFrom: 9_100 })).toEqual(['early']);
+      expect(await ids({ outcome: 'confirmed', updatedTo: 5_000 })).toEqual([]);
+    });
+
     it('skips an entry that left the outcome while a long listing ran (a sweep meeting a webhook)', async () => {
       const store = await make();
       // More than a page of a store that pages underneath (Redis reads 200 at a time).
