@@ -14,6 +14,8 @@ export interface OrderFilter {
 }
 
 export interface OrderSearch extends OrderFilter {
+  /** The order with this `increment_id`: the order number the shopper sees, e.g. '000000123'. */
+  incrementId?: string;
   /** Orders per page (default 100: Magento itself would answer every match at once). */
   pageSize?: number;
   /** 1-based page number. */
@@ -39,6 +41,7 @@ export interface NormalizedFilter {
   createdFrom?: string;
   createdTo?: string;
   afterEntityId?: number;
+  incrementId?: string;
 }
 
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
@@ -80,7 +83,7 @@ export function statusSet(statuses: readonly string[]): string[] {
   return [...new Set(statuses)].sort();
 }
 
-export function normalizeFilter(filter: OrderFilter = {}): NormalizedFilter {
+export function normalizeFilter(filter: OrderFilter & Pick<OrderSearch, 'incrementId'> = {}): NormalizedFilter {
   if (typeof filter !== 'object' || filter === null) throw invalidInput('filter', 'The order filter must be an object.');
   const out: NormalizedFilter = {};
   if (filter.status !== undefined) {
@@ -101,6 +104,10 @@ export function normalizeFilter(filter: OrderFilter = {}): NormalizedFilter {
     if (typeof after !== 'number' || !Number.isSafeInteger(after) || after < 0) throw invalidInput('afterEntityId', `afterEntityId must be an integer of 0 or more (got ${String(after)}).`);
     out.afterEntityId = after;
   }
+  if (filter.incrementId !== undefined) {
+    if (typeof filter.incrementId !== 'string' || filter.incrementId.trim() === '') throw invalidInput('incrementId', `incrementId must be a non-empty order number such as '000000123' (got ${JSON.stringify(filter.incrementId)}).`);
+    out.incrementId = filter.incrementId;
+  }
   return out;
 }
 
@@ -114,6 +121,7 @@ export function buildSearch(filter: NormalizedFilter, pageSize?: number, current
   }
   if (filter.createdFrom !== undefined) groups.push([{ field: 'created_at', value: filter.createdFrom, condition_type: 'from' }]);
   if (filter.createdTo !== undefined) groups.push([{ field: 'created_at', value: filter.createdTo, condition_type: 'to' }]);
+  if (filter.incrementId !== undefined) groups.push([{ field: 'increment_id', value: filter.incrementId, condition_type: 'eq' }]);
   if (filter.afterEntityId !== undefined && filter.afterEntityId > 0) {
     groups.push([{ field: 'entity_id', value: String(filter.afterEntityId), condition_type: 'gt' }]);
   }

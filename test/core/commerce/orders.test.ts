@@ -23,6 +23,7 @@ describe('orders.get', () => {
     const error = await rejection(payFor(sb).orders.get('000000012'));
     expect(error).toMatchObject({ code: 'INVALID_INPUT', status: 400 });
     expect(error.message).toContain('leading zero, as an increment_id has');
+    expect(error.message).toContain("orders.search({ incrementId: '000000012' })");
   });
 
   it('refuses an answer that is another order than the one asked for', async () => {
@@ -87,6 +88,15 @@ describe('orders.search', () => {
     expect(ids(result)).toEqual(expected);
     expect(result.total_count).toBe(expected.length);
     expect(result.search_criteria.filter_groups).toEqual([{ filters: [{ field: 'status', value: 'pending', condition_type: 'eq' }] }]);
+  });
+
+  it('finds an order by its increment_id (the number the shopper sees), and nothing for an unknown one', async () => {
+    const pay = payFor(sb);
+    const result = await pay.orders.search({ incrementId: '000000042' });
+    expect(ids(result)).toEqual([42]);
+    expect(result.search_criteria.filter_groups).toEqual([{ filters: [{ field: 'increment_id', value: '000000042', condition_type: 'eq' }] }]);
+    expect((await pay.orders.search({ incrementId: 'no-such-order' })).items).toEqual([]);
+    await expect(pay.orders.search({ incrementId: ' ' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'incrementId' } });
   });
 
   it('answers one page of 100 unless told otherwise', async () => {
