@@ -4,7 +4,7 @@ import { PayError } from './errors.js';
 import { checkOptionKeys } from './option-keys.js';
 import { createPayments, resolvePaymentsOptions, type Payments, type PaymentsOptions } from './payments/index.js';
 import { mintWidgetToken, type MintInput } from './payments/mint.js';
-import { reconcileOrders, type OrderReconciliationReport, type ReconcileOrdersOptions } from './payments/reconcile-orders.js';
+import { findOrderById, reconcileOrders, type OrderReconciliationReport, type ReconcileOrdersOptions } from './payments/reconcile-orders.js';
 import type { WidgetToken } from './payments/widget-token.js';
 import { createRouter, type Router } from './router.js';
 import { paymentRoute, reconcileRoute } from './routes/payments.js';
@@ -115,7 +115,7 @@ export function createPay(options: PayOptions = {}): Pay {
     webhooks,
     orders,
     payments: { status: payments.status, reconcile: payments.reconcile, reconcilePending: payments.reconcilePending, get: payments.get, byOrder: payments.byOrder },
-    reconcileOrders: (reconcileOptions) => reconcileOrders({ ledger: payments.ledger, iterate: (o) => orders.iterate(o), logger }, reconcileOptions),
+    reconcileOrders: (reconcileOptions) => reconcileOrders({ ledger: payments.ledger, iterate: (o) => orders.iterate(o), findOrder: (id) => findOrderById(orders, id), logger }, reconcileOptions),
     checkoutForOrder: (entityId) => checkoutForOrder(orders, payments.ledger, entityId),
     routes: router.routes,
     matches: router.matches,

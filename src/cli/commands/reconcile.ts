@@ -37,7 +37,8 @@ Walks the commerce platform's orders created from T to T and compares each with 
   order_paid_without_payment      the order is marked paid, no confirmed payment is recorded
   amount_mismatch                 a confirmed payment's amount or currency differs from the order's total
   multiple_confirmed_payments     more than one confirmed payment for one order
-  payment_for_unknown_order       a confirmed payment (first seen in the window) for no order read
+  payment_for_unknown_order       a confirmed payment (confirmed or first seen in the window) for an order
+                                  the platform does not have
 Orders paid and confirmed are counted, not listed.
 
 The ledger is what this library recorded from status polls and webhooks. Set REDIS_URL to the Redis your
@@ -47,8 +48,8 @@ Without it the ledger is in memory and empty, so every paid order shows as order
 Options:
   --from T                 created at or after T   T: 'YYYY-MM-DD HH:MM:SS' (UTC), 'YYYY-MM-DD', or ISO 8601 with a zone
   --to T                   created at or before T  (a bare date means the end of that day)
-  --lookbehind-hours N     also read orders created up to N hours before --from, so that their payments
-                           are not reported as payments for unknown orders (default 24)
+  --lookbehind-hours N     read orders created up to N hours before --from in pages too (default 24): a
+                           payment confirmed in the window for an older order costs a request of its own
   --json                   print the report as JSON
   -h, --help               this help
 

@@ -1,5 +1,5 @@
-import { formatCommerceDate, type CommerceOrder, type OrderIterateOptions } from '../commerce/index.js';
-import { invalidInput } from '../errors.js';
+import { formatCommerceDate, type CommerceOrder, type OrderIterateOptions, type Orders } from '../commerce/index.js';
+import { invalidInput, PayError } from '../errors.js';
 import { toMinorUnits } from '../money/index.js';
 import type { LedgerEntry } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
@@ -12,9 +12,10 @@ export interface ReconcileOrdersOptions {
   /** Told about each disagreement as it is found (awaited; throwing stops the walk). */
   onFinding?: (finding: OrderFinding) => unknown;
   /**
-   * Orders created up to this long before `createdFrom` are read too, so that a payment confirmed
-   * inside the window for an order placed just before it is checked against that order (not counted
-   * among the window's), not reported as a payment for an unknown order. Default 24 hours.
+   * Orders created up to this long before `createdFrom` are read too, in pages, so that a payment
+   * confirmed inside the window for an order placed just before it is checked against that order (not
+   * counted among the window's). The order of a payment that took longer is looked up on its own, one
+   * request each. Default 24 hours.
    */
   lookbehindMs?: number;
   /** Whether the platform considers the order paid. Default: `total_paid` > 0, or state processing, complete or closed. */
@@ -71,7 +72,21 @@ export interface OrderReconciliationReport {
 export interface ReconcileOrdersDeps {
   ledger: Ledger;
   iterate: (options: OrderIterateOptions) => AsyncIterable<CommerceOrder>;
+  /** The order a ledger entry names, by increment_id or entity_id; undefined when the platform has none. */
+  findOrder: (orderId: string) => Promise<CommerceOrder | undefined>;
   logger: Logger;
+}
+
+/** The order an id names: by increment_id (minting from an order), else, for a plain number, by entity_id. */
+export async function findOrderById(orders: Pick<Orders, 'search' | 'get'>, orderId: string): Promise<CommerceOrder | undefined> {
+  const [byNumber] = (await orders.search({ incrementId: orderId, pageSize: 1 })).items;
+  if (byNumber || !/^[1-9][0-9]{0,14}$/.test(orderId)) return byNumber;
+  try {
+    return await orders.get(Number(orderId));
+  } catch (error) {
+    if (error instanceof PayError && error.code === 'ORDER_NOT_FOUND') return undefined;
+    throw error;
+  }
 }
 
 const DEFAULT_LOOKBEHIND_MS = 24 * 60 * 60_000;
@@ -95,9 +110,9 @@ function orderTotal(order: Pick<CommerceOrder, 'grand_total' | 'order_currency_c
  * Walks the orders created in the window against the payment ledger. Ledger entries carry the order
  * id given at minting, which is the order's increment_id when minting from an order; entity_id is
  * accepted too. Reports per order: paid and confirmed (counted), confirmed but unpaid, paid without a
- * confirmed payment, amount or currency mismatch, several confirmed payments; then the confirmed
- * payments first seen in the window (or in the look-behind and confirmed in the window) whose order is
- * none of those read.
+ * confirmed payment, amount or currency mismatch, several confirmed payments. Then the payments
+ * confirmed in the window, or first seen in it, whose order was created before it are checked against
+ * that order; one whose order the platform does not have is a payment for an unknown order.
  */
 export async function reconcileOrders(deps: ReconcileOrdersDeps, options: ReconcileOrdersOptions): Promise<OrderReconciliationReport> {
   if (typeof options !== 'object' || options === null || options.createdFrom === undefined || options.createdTo === undefined) {
@@ -130,39 +145,62 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
     known.add(order.increment_id);
     known.add(String(order.entity_id));
     if (order.created_at < createdFrom) {
-      // Only what the check reads, so a busy day of orders before the window stays small.
-      const slim: LookBehindOrder = { increment_id: order.increment_id, entity_id: order.entity_id, state: order.state, status: order.status, grand_total: order.grand_total, order_currency_code: order.order_currency_code, paid: isPaid(order) };
-      before.set(order.increment_id, slim).set(String(order.entity_id), slim);
+      const kept = slim(order, isPaid);
+      before.set(order.increment_id, kept).set(String(order.entity_id), kept);
       continue;
     }
     report.orders += 1;
     await checkOrder(deps.ledger, order, isPaid(order), report, found);
   }
 
-  const checkedBefore = new Set<LookBehindOrder>();
-  // Payments first seen in the window, and those first seen in the look-behind that were confirmed (changed
-  // last) in the window: a 3-D Secure or bank payment seen pending by the run over its own window would
-  // otherwise never be checked. One confirmed after its window's run but before this window began was
-  // already seen confirmed by that run.
-  for await (const entry of deps.ledger.list({ outcome: 'confirmed', firstSeenFrom: walkFrom.getTime(), firstSeenTo: toMsInclusive })) {
-    if (entry.firstSeenAt < fromMs && (entry.updatedAt < fromMs || entry.updatedAt > toMsInclusive)) continue;
-    // A payment confirmed in the window for an order placed just before it: the run over the order's own
-    // window came too early to see it, so it is checked against its order now (not counted among the window's).
-    const earlier = entry.orderId === undefined ? undefined : before.get(entry.orderId);
-    if (earlier && !checkedBefore.has(earlier)) {
-      checkedBefore.add(earlier);
-      await checkOrder(deps.ledger, earlier, earlier.paid, undefined, found);
+  // The confirmed payments of the window: those confirmed (last changed) in it, whenever first seen (a
+  // 3-D Secure or bank payment still pending when the run over its own window came), and those first
+  // seen in it, confirmed since. Each once.
+  const listed = new Set<string>();
+  async function* confirmedInWindow() {
+    yield* deps.ledger.list({ outcome: 'confirmed', updatedFrom: fromMs, updatedTo: toMsInclusive });
+    yield* deps.ledger.list({ outcome: 'confirmed', firstSeenFrom: fromMs, firstSeenTo: toMsInclusive });
+  }
+  /** Orders checked outside the window's own (look-behind or looked up), by entity_id: each once. */
+  const checkedElsewhere = new Set<number>();
+  const checkOnce = async (order: LookBehindOrder) => {
+    if (checkedElsewhere.has(order.entity_id)) return;
+    checkedElsewhere.add(order.entity_id);
+    await checkOrder(deps.ledger, order, order.paid, undefined, found);
+  };
+  /** Orders looked up one by one, by the id a payment names (undefined: the platform has none). */
+  const lookedUp = new Map<string, LookBehindOrder | undefined>();
+
+  for await (const entry of confirmedInWindow()) {
+    if (listed.has(entry.paymentId)) continue;
+    listed.add(entry.paymentId);
+    const orderId = entry.orderId;
+    // An order of the window was checked with its payments by the walk above.
+    if (orderId !== undefined && known.has(orderId) && !before.has(orderId)) continue;
+    // A payment confirmed in the window for an order placed before it: the run over the order's own window
+    // came too early to see it, so it is checked against its order now (not counted among the window's).
+    let order = orderId === undefined ? undefined : before.get(orderId);
+    if (order === undefined && orderId !== undefined && !known.has(orderId)) {
+      // Placed before the look-behind (a payment that took longer than lookbehindMs), or no order at all.
+      if (!lookedUp.has(orderId)) {
+        const match = await deps.findOrder(orderId);
+        lookedUp.set(orderId, match && slim(match, isPaid));
+      }
+      order = lookedUp.get(orderId);
     }
-    if (entry.orderId !== undefined && known.has(entry.orderId)) continue;
+    if (order !== undefined) {
+      await checkOnce(order);
+      continue;
+    }
     await found({
       kind: 'payment_for_unknown_order',
-      ...(entry.orderId === undefined ? {} : { orderId: entry.orderId }),
+      ...(orderId === undefined ? {} : { orderId }),
       paymentId: entry.paymentId,
       paymentStatus: entry.status,
-      actual: { ...(entry.amount === undefined ? {} : { amount: entry.amount }), ...(entry.currency === undefined ? {} : { currency: entry.currency }) },
-      message: entry.orderId === undefined
+      actual: amountOf(entry),
+      message: orderId === undefined
         ? `Payment ${entry.paymentId} is confirmed but names no order.`
-        : `Payment ${entry.paymentId} is confirmed for order ${entry.orderId}, which is not among the orders created from ${formatCommerceDate(walkFrom)} to ${createdTo}.`,
+        : `Payment ${entry.paymentId} is confirmed for order ${orderId}, which the commerce platform does not have (by increment_id or entity_id).`,
     });
   }
   deps.logger.info({ createdFrom, createdTo, orders: report.orders, paid: report.paid, findings: report.findings.length }, 'order reconciliation finished');
@@ -173,6 +211,11 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
 type CheckedOrder = Pick<CommerceOrder, 'increment_id' | 'entity_id' | 'state' | 'status' | 'grand_total' | 'order_currency_code'>;
 /** A look-behind order as kept until the ledger walk: what the check reads, and whether the platform considers it paid. */
 type LookBehindOrder = CheckedOrder & { paid: boolean };
+
+/** Only what the check reads, so a busy day of orders before the window stays small. */
+function slim(order: CommerceOrder, isPaid: (order: CommerceOrder) => boolean): LookBehindOrder {
+  return { increment_id: order.increment_id, entity_id: order.entity_id, state: order.state, status: order.status, grand_total: order.grand_total, order_currency_code: order.order_currency_code, paid: isPaid(order) };
+}
 
 /** Checks one order against its ledger entries; `report` counts it among the window's orders (undefined: a look-behind order). */
 async function checkOrder(ledger: Ledger, order: CheckedOrder, paid: boolean, report: OrderReconciliationReport | undefined, found: (f: OrderFinding) => Promise<void>): Promise<void> {

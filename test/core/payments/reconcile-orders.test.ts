@@ -93,9 +93,31 @@ describe('reconcileOrders', () => {
     for (const finding of report.findings) expect(finding.message.length).toBeGreaterThan(20);
   });
 
-  it('without the look-behind, the payment of the order placed before the window is reported as unknown', async () => {
+  it('without the look-behind, looks up the orders placed before the window one by one, with the same findings', async () => {
+    const withLookBehind = await pay.reconcileOrders({ createdFrom: windowFrom, createdTo: new Date(Date.now() + 60_000) });
+    const searchesBefore = sb.commerce.stats().searches;
     const report = await pay.reconcileOrders({ createdFrom: windowFrom, createdTo: new Date(Date.now() + 60_000), lookbehindMs: 0 });
-    expect(report.findings.filter((f) => f.kind === 'payment_for_unknown_order').map((f) => f.paymentId).sort()).toEqual([ids.J, ids.K, ids.X].sort());
+    expect(report.findings.map((f) => [f.kind, f.orderId, f.paymentId]).sort()).toEqual(withLookBehind.findings.map((f) => [f.kind, f.orderId, f.paymentId]).sort());
+    expect(report.findings.filter((f) => f.kind === 'payment_for_unknown_order').map((f) => f.paymentId)).toEqual([ids.X]);
+    // One search for the window's orders, then J's and K's orders by their increment_id, and the order nobody has.
+    expect(sb.commerce.stats().searches - searchesBefore).toBe(4);
+  });
+
+  it('checks a payment confirmed days after its order was placed, longer than the look-behind (a bank transfer)', async () => {
+    const own = payFor(sb);
+    const order = sb.commerce.addOrder({ state: 'new', status: 'pending' });
+    const transfer = sb.payments.create({ status: 'processing', orderId: order.increment_id as string, ...total(order) });
+    await own.payments.reconcile(transfer.id, { budgetMs: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const from = new Date();
+    sb.payments.setStatus(transfer.id, 'succeeded');
+    expect((await own.payments.reconcile(transfer.id, { budgetMs: 0 })).outcome).toBe('confirmed');
+    // The order was placed "three days" before the window: far outside a one-hour look-behind.
+    sb.commerce.setOrder(order.entity_id, { created_at: utc(from.getTime() - 3 * 86_400_000) });
+
+    const report = await own.reconcileOrders({ createdFrom: from, createdTo: new Date(Date.now() + 60_000), lookbehindMs: 3_600_000 });
+    expect(report.findings.map((f) => [f.kind, f.orderId, f.paymentId])).toEqual([['payment_confirmed_order_unpaid', order.increment_id, transfer.id]]);
+    expect(report.orders).toBe(0); // checked against its order, not counted among the window's
   });
 
   it('checks a payment first seen before its window and confirmed in it (3-D Secure, a bank transfer), once', async () => {
