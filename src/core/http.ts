@@ -5,6 +5,7 @@ import { parseRetryAfter } from './retry-after.js';
 import { BodyDecodingError } from './transport/decompress.js';
 import { fetchTransport } from './transport/fetch.js';
 import { ResponseTooLargeError } from './transport/limit.js';
+import { ResponseCutError } from './transport/response-cut.js';
 import { selectTransport, type Transport, type UpstreamResponse } from './transport/index.js';
 import type { Logger } from './types.js';
 
@@ -54,8 +55,9 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
       unsent = response.status === 429 || response.status === 503;
     } catch (error) {
       failure = toTransportError(error, call, where, policy.attemptTimeoutMs);
-      // An answer that does not decompress was an answer: retrying will not fix it.
-      if (call.signal?.aborted || failure.code === 'UPSTREAM_INVALID_RESPONSE') throw failure;
+      // An answer that does not decompress, or is not HTTP, was an answer: retrying will not fix it. One cut
+      // off half-way may come whole next time.
+      if (call.signal?.aborted || (failure.code === 'UPSTREAM_INVALID_RESPONSE' && !(error instanceof ResponseCutError))) throw failure;
       unsent = NOT_CONNECTED.has(systemCodeOf(error) ?? '');
     }
 
@@ -123,12 +125,23 @@ function toTransportError(error: unknown, call: UpstreamCall, where: string, att
   if (error instanceof BodyDecodingError) {
     return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where}, but ${error.message}.`, { cause: error, details: { service: call.service } });
   }
+  if (error instanceof ResponseCutError) {
+    const systemCode = systemCodeOf(error.cause);
+    return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service began answering ${where}, but ${error.message}${systemCode ? ` (${systemCode})` : ''}.`, { cause: error, details: { service: call.service } });
+  }
   const name = (error as { name?: string } | null)?.name;
   if (name === 'TimeoutError' || (name === 'AbortError' && !call.signal?.aborted)) {
     return new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not answer within ${attemptTimeoutMs} ms. Raise http.attemptTimeoutMs if the service is slow.`, { cause: error });
   }
   if (call.signal?.aborted) return new PayError('UPSTREAM_UNREACHABLE', `${call.service} ${where} was aborted by the caller.`, { cause: error });
   const systemCode = systemCodeOf(error);
+  if (systemCode?.startsWith('HPE_')) {
+    // Node's HTTP parser refused the answer: another protocol on that port (TLS, SSH), not a lost connection.
+    const option = URL_OPTION[call.service];
+    return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where} with something that is not HTTP (${systemCode}). Check ${option ? variableAndOption(option) : 'the service URL'}: the port, and https:// for a TLS port.`, {
+      cause: error, details: { service: call.service, notHttp: true },
+    });
+  }
   const code = systemCode ? ` (${systemCode})` : '';
   return new PayError('UPSTREAM_UNREACHABLE', `Could not reach the ${call.service} service at ${new URL(call.url).origin}${code}. Check the URL in the configuration and that the service is up.`, { cause: error });
 }

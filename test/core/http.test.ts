@@ -1,4 +1,5 @@
-import { getEventListeners } from 'node:events';
+import { getEventListeners, once } from 'node:events';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayError } from '../../src/index.js';
 import { resolveConfig, type HttpPolicy } from '../../src/core/config.js';
@@ -26,6 +27,11 @@ beforeAll(async () => {
         return res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '5' }).end('try in 5 s');
       case '/bomb':
         return res.writeHead(502, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(BOMB);
+      case '/cut':
+        // Promises 100 bytes, sends 10, then drops the connection.
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+        res.write('{"items":[');
+        return void setTimeout(() => res.destroy(), 10);
       case '/headers':
         return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(req.headers));
       default:
@@ -90,6 +96,35 @@ describe('callUpstream', () => {
     expect((error as Error).message).toContain('GET /bomb');
     expect((error as Error).message).toContain('longer than 64 MiB');
     expect(hits.get('/bomb')).toBe(1);
+  });
+
+  it.each(['auto', 'fetch'] as const)('an answer cut off half-way (transport %s): UPSTREAM_INVALID_RESPONSE saying so, retried like a reset', async (transport) => {
+    hits.delete('/cut');
+    const error = await callUpstream(get('/cut'), policy({ transport })).then(() => undefined, (e: unknown) => e);
+    expect(error).toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', status: 502, details: { service: 'commerce' } });
+    expect((error as Error).message).toMatch(/^The commerce service began answering GET \/cut, but the connection closed before the answer ended \((ECONNRESET|UND_ERR_SOCKET)\)\.$/);
+    expect(hits.get('/cut')).toBe(3); // a GET may run again: the first try and two retries
+  });
+
+  it.each(['auto', 'fetch'] as const)('an answer that is not HTTP (transport %s): UPSTREAM_INVALID_RESPONSE naming the URL setting, not retried', async (transport) => {
+    // Another protocol on the configured port (an SSH daemon, say).
+    let connections = 0;
+    const ssh = createTcpServer((socket) => {
+      connections += 1;
+      socket.once('data', () => socket.end('SSH-2.0-OpenSSH_9.2\r\n\r\n'));
+    });
+    ssh.listen(0, '127.0.0.1');
+    await once(ssh, 'listening');
+    try {
+      const url = `http://127.0.0.1:${(ssh.address() as AddressInfo).port}/rest/V1/orders`;
+      const error = await callUpstream({ service: 'commerce', method: 'GET', url }, policy({ transport })).then(() => undefined, (e: unknown) => e);
+      expect(error).toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', status: 502, details: { service: 'commerce', notHttp: true } });
+      expect((error as Error).message).toContain('answered GET /rest/V1/orders with something that is not HTTP (HPE_');
+      expect((error as Error).message).toContain('Check COMMERCE_URL (commerce.url)');
+      expect(connections).toBe(1);
+    } finally {
+      ssh.close();
+    }
   });
 
   it("http.transport 'fetch' sends through fetch, 'auto' through node:http on Node", async () => {

@@ -1,6 +1,7 @@
 import { BodyDecodingError } from './decompress.js';
 import type { Transport } from './index.js';
 import { readLimited } from '../read-limited.js';
+import { ResponseCutError } from './response-cut.js';
 import { declaredTooLarge, hasBody, MAX_RESPONSE_BYTES, ResponseTooLargeError } from './limit.js';
 
 /** The Fetch API: edge runtimes and any runtime without node:http. */
@@ -17,7 +18,8 @@ export const fetchTransport: Transport = async (request, signal) => {
     if (encoding && !signal.aborted && /^(Z_|ERR_.*BROTLI)/.test(String((error as { cause?: { code?: unknown } }).cause?.code ?? ''))) {
       throw new BodyDecodingError(encoding, error);
     }
-    throw error;
+    // Our own time-out or the caller's abort stays what it is; anything else broke the answer off.
+    throw signal.aborted ? error : new ResponseCutError(error);
   }
   return { status: res.status, ok: res.ok, headers: res.headers, body: bytes };
 };

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { BodyDecodingError, createDecoders } from './decompress.js';
 import { declaredTooLarge, hasBody, MAX_RESPONSE_BYTES, ResponseTooLargeError } from './limit.js';
 import type { Transport, UpstreamHeaders } from './index.js';
+import { ResponseCutError } from './response-cut.js';
 
 export interface NodeHttpModules {
   http: Pick<typeof import('node:http'), 'request'>;
@@ -53,7 +54,7 @@ export function nodeTransport({ http, https, zlib }: NodeHttpModules): Transport
         for (const decoder of decoders) decoder.destroy();
       };
       if (withBody && declaredTooLarge(response.headers['content-length'])) return fail(new ResponseTooLargeError());
-      response.on('error', fail);
+      response.on('error', (error) => fail(new ResponseCutError(error)));
       let body: Readable = response;
       for (const decoder of decoders) {
         decoder.on('error', (error) => fail(new BodyDecodingError(encoding!, error)));

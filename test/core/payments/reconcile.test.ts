@@ -1,4 +1,6 @@
 import { inspect } from 'node:util';
+import { once } from 'node:events';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLedgerStore, PayError, UpstreamError, type LedgerStore, type Pay } from 'paywidget-server';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
@@ -184,6 +186,27 @@ describe('reconcile', () => {
     expect(error.message).toContain('set PAY_API_URL (payment.apiUrl)');
     expect(error.message).not.toContain('tok_in_query');
     expect(sb.faults.list().find((f) => f.id === moved)!.hits).toBe(1);
+  });
+
+  it('stops at once on an answer that is not HTTP (the URL names another service\'s port), not polling the budget away', async () => {
+    let connections = 0;
+    const tls = createTcpServer((socket) => {
+      connections += 1;
+      socket.once('data', () => socket.end('\x15\x03\x01\x00\x02\x02\x46')); // a TLS alert, as an https-only port answers plain HTTP
+    });
+    tls.listen(0, '127.0.0.1');
+    await once(tls, 'listening');
+    try {
+      const pay = payFor(sb, { logger, payment: { apiUrl: `http://127.0.0.1:${(tls.address() as AddressInfo).port}`, merchantId: sb.merchantId, apiKey: sb.apiKey } });
+      const started = Date.now();
+      const error = await rejection(pay.payments.reconcile('pay_not_http', { budgetMs: 5_000 }));
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(error).toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', status: 502, details: { notHttp: true } });
+      expect(error.message).toContain('Check PAY_API_URL (payment.apiUrl): the port, and https:// for a TLS port.');
+      expect(connections).toBe(1);
+    } finally {
+      tls.close();
+    }
   });
 });
 
