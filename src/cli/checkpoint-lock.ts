@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { link, open, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname, uptime } from 'node:os';
+import { dirname } from 'node:path';
 import { EXIT, ExitError } from './io.js';
 
 interface LockOwner {
@@ -26,7 +27,9 @@ export async function lockCheckpointFile(file: string): Promise<() => Promise<vo
   const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: randomUUID() };
   const mine = `${JSON.stringify(me)}\n`;
   const draft = `${path}.${me.token}`;
-  await writeFile(draft, mine, { flag: 'wx' });
+  await writeFile(draft, mine, { flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
+    throw new ExitError(`The checkpoint file ${file} cannot be locked (${error.code === 'ENOENT' ? `ENOENT: the directory ${dirname(file)} does not exist` : error.code ?? error.message}): paywidget writes ${path} beside it. Check --checkpoint: its directory must exist and be writable.`, EXIT.failed);
+  });
   // Known as ours before it appears, so a run of this process that reads it never takes it for a dead one.
   heldHere.add(me.token);
   let owner: LockOwner | undefined;
