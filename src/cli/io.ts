@@ -69,6 +69,17 @@ export function parse<T extends Options>(command: string, args: string[], option
   }
 }
 
+/**
+ * A whole-number option as people write it: digits only, from `min` to `max` (Number() alone would take
+ * 0x10, 1e2 and ' 5'). Undefined when absent; `must` says what it must be, for the usage error.
+ */
+export function wholeNumber(command: string, name: string, raw: string | undefined, must: string, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!/^[0-9]+$/.test(raw) || value < min || value > max) throw new UsageError(`--${name} must be ${must} (got '${raw}').`, command);
+  return value;
+}
+
 export function write(stream: Writable, text: string): Promise<void> {
   return new Promise((resolve, reject) => {
     stream.write(text, (error) => (error ? reject(error) : resolve()));

@@ -58,6 +58,11 @@ describe('paywidget CLI', () => {
     [['orders', 'sync', '--bogus'], 2, 'stderr', /Unknown option '--bogus'[\s\S]*paywidget orders sync --help/],
     [['orders', 'sync', '--from', 'yesterday'], 2, 'stderr', /--from 'yesterday' is not a date/],
     [['orders', 'sync', '--page-size', '0'], 2, 'stderr', /--page-size must be a positive integer/],
+    // Number() would read these as 16, 100 and 5: people mean digits.
+    [['orders', 'sync', '--page-size', '0x10'], 2, 'stderr', /--page-size must be a positive integer \(got '0x10'\)/],
+    [['orders', 'sync', '--page-size', '1e2'], 2, 'stderr', /--page-size must be a positive integer \(got '1e2'\)/],
+    [['payments', 'reconcile', 'pay_1', '--budget', ' 5'], 2, 'stderr', /--budget must be a whole number of milliseconds/],
+    [['reconcile', '--from', '2025-03-01', '--to', '2025-03-02', '--lookbehind-hours', '0x10'], 2, 'stderr', /--lookbehind-hours must be a number of hours/],
     [['orders', 'get'], 2, 'stderr', /expected one order entity_id/],
     [['orders', 'get', '1', '2'], 2, 'stderr', /expected one order entity_id/],
     // Values the CLI's pattern would pass but the core refuses: usage errors too, not failed runs.
@@ -258,6 +263,16 @@ describe('paywidget CLI', () => {
     const unreadable = await run(['orders', 'sync', '--checkpoint', dir]);
     expect(unreadable.code).toBe(1);
     expect(unreadable.stderr).toMatch(/checkpoint file .* cannot be read \(EISDIR.*check --checkpoint/);
+  });
+
+  it('says so when the checkpoint\'s directory does not exist, instead of an unexpected error about its lock', async () => {
+    const missing = join(dir, 'no-such-dir', 'c.json');
+    const result = await run(['orders', 'sync', '--checkpoint', missing]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`The checkpoint file ${missing} cannot be locked (ENOENT: the directory ${join(dir, 'no-such-dir')} does not exist)`);
+    expect(result.stderr).toContain('Check --checkpoint: its directory must exist and be writable.');
+    expect(result.stderr).not.toMatch(/unexpected error|\.lock\.[0-9a-f-]{36}/);
+    expect(result.stdout).toBe('');
   });
 });
 

@@ -8,7 +8,7 @@ import { silentLogger } from '../../core/logger.js';
 import { checkWindow, parseCliDate } from '../dates.js';
 import { lockCheckpointFile } from '../checkpoint-lock.js';
 import { FileCheckpointStore } from '../file-checkpoint-store.js';
-import { commandGroup, EXIT, ExitError, parse, UsageError, write, type CliIo, type Command, printHelp } from '../io.js';
+import { commandGroup, EXIT, ExitError, parse, UsageError, wholeNumber, write, type CliIo, type Command, printHelp } from '../io.js';
 import { ProgressBar } from '../progress.js';
 import { sharedStores } from '../shared-stores.js';
 import { cutTornLine } from '../torn-line.js';
@@ -135,8 +135,7 @@ ${ENVIRONMENT}`,
       'page-size': { type: 'string' },
     });
     if (values.help) return printHelp(io, this);
-    const pageSize = values['page-size'] === undefined ? undefined : Number(values['page-size']);
-    if (pageSize !== undefined && (!Number.isSafeInteger(pageSize) || pageSize < 1)) throw new UsageError('--page-size must be a positive integer.', path);
+    const pageSize = wholeNumber(path, 'page-size', values['page-size'], 'a positive integer', 1);
     const bad = values.status?.find((s) => s.trim() === '' || s.includes(','));
     if (bad !== undefined) throw new UsageError(`--status must be one status code such as 'pending' (got '${bad}'); repeat --status for several.`, path);
     const status = values.status?.length === 1 ? values.status[0] : values.status;

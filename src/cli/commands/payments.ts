@@ -4,7 +4,7 @@ import { isPaymentId } from '../../core/payments/status.js';
 import type { ReconcileResult } from '../../core/payments/reconcile.js';
 import { sharedStores } from '../shared-stores.js';
 import { silentLogger } from '../../core/logger.js';
-import { commandGroup, EXIT, parse, UsageError, write, type Command, printHelp } from '../io.js';
+import { commandGroup, EXIT, parse, UsageError, wholeNumber, write, type Command, printHelp } from '../io.js';
 import { formatPairs } from '../table.js';
 
 export const PAYMENT_ENVIRONMENT = `Environment:
@@ -65,8 +65,7 @@ ${PAYMENT_ENVIRONMENT}`,
     if (values.help) return printHelp(io, this);
     if (positionals.length !== 1) throw new UsageError('expected one payment_id.', path);
     if (!isPaymentId(positionals[0]!)) throw new UsageError(`'${positionals[0]!.slice(0, 40)}' is not a payment_id: 1 to 200 characters without spaces or slashes.`, path);
-    const budgetMs = values.budget === undefined ? undefined : Number(values.budget);
-    if (budgetMs !== undefined && (!Number.isSafeInteger(budgetMs) || budgetMs < 0)) throw new UsageError('--budget must be a whole number of milliseconds, 0 or more.', path);
+    const budgetMs = wholeNumber(path, 'budget', values.budget, 'a whole number of milliseconds, 0 or more');
     // With REDIS_URL, what it learns goes into the ledger the servers keep (and a verdict there is the answer).
     const shared = await sharedStores(io.env);
     let result: ReconcileResult;

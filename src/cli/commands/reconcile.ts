@@ -65,7 +65,7 @@ Environment: COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD (see 'paywidget 
     checkWindow(createdFrom, createdTo, path);
     const hours = values['lookbehind-hours'] === undefined ? undefined : Number(values['lookbehind-hours']);
     // Past 2^53 ms the option is not a whole number of milliseconds any more (and goes back before 1970 anyway).
-    if (hours !== undefined && (!Number.isFinite(hours) || hours < 0 || !Number.isSafeInteger(Math.round(hours * 3_600_000)))) {
+    if (hours !== undefined && (!/^[0-9]+(\.[0-9]+)?$/.test(values['lookbehind-hours']!) || !Number.isSafeInteger(Math.round(hours * 3_600_000)))) {
       throw new UsageError('--lookbehind-hours must be a number of hours, 0 or more (and less than a million years).', path);
     }
     const shared = await sharedStores(io.env);

@@ -1,16 +1,13 @@
 import { startSandbox } from '../../sandbox/index.js';
 import type { Sandbox } from '../../sandbox/index.js';
-import { EXIT, parse, UsageError, write, type CliIo, type Command, printHelp } from '../io.js';
+import { EXIT, parse, UsageError, wholeNumber, write, type CliIo, type Command, printHelp } from '../io.js';
 import { formatPairs } from '../table.js';
 
 /** The port the document's mobile development runs point `baseUrl` at. */
 export const DEFAULT_SANDBOX_PORT = 3000;
 
 function portOption(path: string, name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65_535) throw new UsageError(`--${name} must be a port number from 0 to 65535 (got '${value}').`, path);
-  return port;
+  return wholeNumber(path, name, value, 'a port number from 0 to 65535', 0, 65_535) ?? fallback;
 }
 
 const spaced = (card: string) => card.replace(/(\d{4})(?=\d)/g, '$1 ');
@@ -100,8 +97,7 @@ Exit codes: 0 stopped with Ctrl-C, 1 could not start (a port in use), 2 bad usag
     const port = portOption(path, 'port', values.port, DEFAULT_SANDBOX_PORT);
     const widgetPort = portOption(path, 'widget-port', values['widget-port'], 0);
     const commercePort = portOption(path, 'commerce-port', values['commerce-port'], 0);
-    const orders = values.orders === undefined ? 50 : Number(values.orders);
-    if (!/^\d+$/.test(values.orders ?? '0') || !Number.isSafeInteger(orders) || orders > 1_000_000) throw new UsageError(`--orders must be a whole number up to 1000000 (got '${values.orders}').`, path);
+    const orders = wholeNumber(path, 'orders', values.orders, 'a whole number up to 1000000', 0, 1_000_000) ?? 50;
     const webhookUrl = values['webhook-url'];
     if (webhookUrl !== undefined && !(URL.canParse(webhookUrl) && new URL(webhookUrl).protocol === 'http:')) {
       throw new UsageError(`--webhook-url must be an http: URL such as http://127.0.0.1:3001/pay/webhooks (got '${webhookUrl}').`, path);
