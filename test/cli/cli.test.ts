@@ -141,6 +141,16 @@ describe('paywidget CLI', () => {
     expect(result.stderr).not.toContain('\r'); // no progress bar when stderr is not a terminal
   });
 
+  it('orders sync draws no progress bar when the orders go to the same terminal (its carriage returns would overwrite them)', async () => {
+    const onTerminal = await run(['orders', 'sync', '--status', 'complete'], { stdout: sink({ tty: true }), stderr: sink({ tty: true }) });
+    expect(onTerminal.code).toBe(0);
+    expect(lines(onTerminal.stdout).length).toBeGreaterThan(0);
+    expect(onTerminal.stderr).not.toContain('\r');
+    // To a file (or a pipe), the terminal is the bar's alone.
+    const toFile = await run(['orders', 'sync', '--status', 'complete', '--out', join(dir, 'bar.ndjson')], { stdout: sink({ tty: true }), stderr: sink({ tty: true }) });
+    expect(toFile.stderr).toMatch(/\r\[#+-*\]/);
+  });
+
   it('orders sync resumes from its checkpoint file after a stop, and appends to --out', async () => {
     const checkpoint = join(dir, 'stop.checkpoint.json');
     const out = join(dir, 'stop.ndjson');

@@ -117,7 +117,7 @@ Options:
   --page-size N      orders per request (default 100; lowered automatically to the platform's cap)
   -h, --help         this help
 
-A progress bar is drawn on stderr when it is a terminal. Ctrl-C stops after the current order and
+A progress bar is drawn on stderr when it is a terminal (and the orders do not go to it too). Ctrl-C stops after the current order and
 saves the position (exit code 130), as does a reader that goes away (| head). Orders are delivered
 at least once: after a crash, up to one page may be written again, and a run writes again the orders
 of the previous run's last minute; key on entity_id when loading them. An output file (--out, or
@@ -178,7 +178,8 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
     await syncToDisk(out.stream);
   };
   const store = values.checkpoint === undefined ? new MemoryCheckpointStore() : new FileCheckpointStore(values.checkpoint, flush);
-  const bar = io.stderr.isTTY ? new ProgressBar(io.stderr, 'orders') : undefined;
+  // Not when the orders go to the same terminal: the bar's carriage returns would overwrite their lines.
+  const bar = io.stderr.isTTY && (values.out !== undefined || !io.stdout.isTTY) ? new ProgressBar(io.stderr, 'orders') : undefined;
   const signal = io.signal ? AbortSignal.any([io.signal, stopOnError.signal]) : stopOnError.signal;
   let summary;
   try {
