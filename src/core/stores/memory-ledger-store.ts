@@ -2,9 +2,9 @@ import { applyObservation, type LedgerEntry, type LedgerObservation, type Ledger
 
 export interface MemoryLedgerStoreOptions {
   /**
-   * Most payments kept (default 100,000). Past it the oldest entry with a final outcome goes first;
-   * unresolved entries are only dropped when nothing else is left, since they are the sweep's work.
-   * The entry just recorded is never the one dropped.
+   * Most payments kept (default 100,000). Past it the oldest failed entry goes first, then the oldest
+   * confirmed one (which keeps its order from being charged again), and unresolved entries only when
+   * nothing else is left, since they are the sweep's work. The entry just recorded is never the one dropped.
    */
   maxEntries?: number;
 }
@@ -16,6 +16,8 @@ export interface MemoryLedgerStoreOptions {
 export class MemoryLedgerStore implements LedgerStore {
   readonly #entries = new Map<string, LedgerEntry>();
   readonly #orders = new Map<string, Set<string>>();
+  /** Payment ids by outcome, in the order they took it: who goes first when the store is full. */
+  readonly #byOutcome: Record<LedgerEntry['outcome'], Set<string>> = { failed: new Set(), confirmed: new Set(), unresolved: new Set() };
   readonly #maxEntries: number;
 
   constructor(options: MemoryLedgerStoreOptions = {}) {
@@ -32,6 +34,10 @@ export class MemoryLedgerStore implements LedgerStore {
     const result = applyObservation(this.#entries.get(observation.paymentId), observation);
     const { entry } = result;
     this.#entries.set(entry.paymentId, entry);
+    if (result.previous?.outcome !== entry.outcome) {
+      if (result.previous) this.#byOutcome[result.previous.outcome].delete(entry.paymentId);
+      this.#byOutcome[entry.outcome].add(entry.paymentId);
+    }
     if (entry.orderId !== undefined) {
       let ids = this.#orders.get(entry.orderId);
       if (!ids) this.#orders.set(entry.orderId, (ids = new Set()));
@@ -72,16 +78,17 @@ export class MemoryLedgerStore implements LedgerStore {
   /** Drops one entry other than `kept` (the one just recorded, which a full ledger of unresolved ones would otherwise lose at once). */
   #evict(kept: string): void {
     let victim: LedgerEntry | undefined;
-    for (const entry of this.#entries.values()) {
-      if (entry.paymentId === kept) continue;
-      if (entry.outcome !== 'unresolved') {
-        victim = entry;
+    for (const outcome of ['failed', 'confirmed', 'unresolved'] as const) {
+      for (const id of this.#byOutcome[outcome]) {
+        if (id === kept) continue;
+        victim = this.#entries.get(id);
         break;
       }
-      victim ??= entry;
+      if (victim) break;
     }
     if (!victim) return;
     this.#entries.delete(victim.paymentId);
+    this.#byOutcome[victim.outcome].delete(victim.paymentId);
     if (victim.orderId !== undefined) {
       const ids = this.#orders.get(victim.orderId);
       ids?.delete(victim.paymentId);

@@ -19,6 +19,23 @@ describe('MemoryLedgerStore', () => {
     expect(store.size).toBe(3);
   });
 
+  it('drops failed payments before confirmed ones: a confirmed one keeps its order from being charged again', async () => {
+    const store = new MemoryLedgerStore({ maxEntries: 3 });
+    await store.record({ paymentId: 'paid', status: 'succeeded', outcome: 'confirmed', source: 'webhook', at: 1, orderId: 'o1' });
+    await store.record({ paymentId: 'declined', status: 'declined', outcome: 'failed', source: 'poll', at: 2, orderId: 'o2' });
+    // Failed first, confirmed later: its place in the queue is when it took its outcome.
+    await store.record({ paymentId: 'late', status: 'processing', outcome: 'unresolved', source: 'poll', at: 3 });
+    await store.record({ paymentId: 'late', status: 'declined', outcome: 'failed', source: 'poll', at: 4 });
+    await store.record({ paymentId: 'next', status: 'pending', outcome: 'unresolved', source: 'poll', at: 5 });
+    expect(await store.get('declined')).toBeUndefined();
+    await store.record({ paymentId: 'after', status: 'pending', outcome: 'unresolved', source: 'poll', at: 6 });
+    expect(await store.get('late')).toBeUndefined();
+    expect((await store.byOrder('o1')).map((e) => e.paymentId)).toEqual(['paid']);
+    await store.record({ paymentId: 'last', status: 'pending', outcome: 'unresolved', source: 'poll', at: 7 });
+    expect(await store.get('paid')).toBeUndefined(); // only once no failed one is left
+    expect(store.size).toBe(3);
+  });
+
   it('never drops the entry it just recorded: a confirmed payment stays in a ledger full of unresolved ones', async () => {
     const store = new MemoryLedgerStore({ maxEntries: 3 });
     for (let i = 1; i <= 3; i++) await store.record({ paymentId: `open-${i}`, status: 'pending', outcome: 'unresolved', source: 'poll', at: i });
