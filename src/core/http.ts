@@ -135,6 +135,9 @@ function toTransportError(error: unknown, call: UpstreamCall, where: string, att
   }
   if (call.signal?.aborted) return new PayError('UPSTREAM_UNREACHABLE', `${call.service} ${where} was aborted by the caller.`, { cause: error });
   const systemCode = systemCodeOf(error);
+  if (systemCode === 'HPE_HEADER_OVERFLOW') {
+    return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where} with headers larger than Node accepts (${systemCode}; node --max-http-header-size raises the limit).`, { cause: error, details: { service: call.service } });
+  }
   if (systemCode?.startsWith('HPE_')) {
     // Node's HTTP parser refused the answer: another protocol on that port (TLS, SSH), not a lost connection.
     const option = URL_OPTION[call.service];

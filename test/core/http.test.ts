@@ -106,6 +106,60 @@ describe('callUpstream', () => {
     expect(hits.get('/cut')).toBe(3); // a GET may run again: the first try and two retries
   });
 
+  it.each(['auto', 'fetch'] as const)('an answer reset half-way, or garbled half-way (transport %s): a cut, retried, and the retry read', async (transport) => {
+    // Each connection answers the next way in the list: reset after part of the body, a malformed chunk, then whole.
+    const ways = ['reset', 'bad-chunk', 'whole'];
+    let connections = 0;
+    const flaky = createTcpServer((socket) => {
+      const way = ways[connections++];
+      socket.once('data', () => {
+        if (way === 'reset') {
+          socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"items":[');
+          setTimeout(() => socket.resetAndDestroy(), 20);
+        } else if (way === 'bad-chunk') {
+          socket.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"ok"\r\nzz\r\n');
+        } else {
+          socket.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\nConnection: close\r\n\r\n{"ok":true}');
+        }
+      });
+    });
+    flaky.listen(0, '127.0.0.1');
+    await once(flaky, 'listening');
+    const warnings: unknown[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (fields: unknown) => void warnings.push(fields) };
+    try {
+      const url = `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/status`;
+      const response = await callUpstream({ service: 'payment', method: 'GET', url }, policy({ transport }), logger);
+      expect(Buffer.from(response.body).toString()).toBe('{"ok":true}');
+      expect(connections).toBe(3);
+      expect(warnings).toEqual([expect.objectContaining({ code: 'UPSTREAM_INVALID_RESPONSE' }), expect.objectContaining({ code: 'UPSTREAM_INVALID_RESPONSE' })]);
+      // Not sent twice when it must not run twice: the reset comes after the request went out.
+      ways.splice(0, ways.length, 'reset');
+      connections = 0;
+      const error = await callUpstream({ service: 'payment', method: 'POST', url, body: '{}', idempotent: false }, policy({ transport })).then(() => undefined, (e: unknown) => e);
+      expect(error).toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE' });
+      expect((error as Error).message).toContain('began answering POST /status, but the connection closed before the answer ended');
+      expect(connections).toBe(1);
+    } finally {
+      flaky.close();
+    }
+  });
+
+  it('headers past node:http\'s limit: UPSTREAM_INVALID_RESPONSE saying so, not "not HTTP"', async () => {
+    const huge = createTcpServer((socket) => socket.once('data', () => socket.end(`HTTP/1.1 200 OK\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`)));
+    huge.listen(0, '127.0.0.1');
+    await once(huge, 'listening');
+    try {
+      const url = `http://127.0.0.1:${(huge.address() as AddressInfo).port}/big-headers`;
+      const error = await callUpstream({ service: 'commerce', method: 'GET', url }, policy({ transport: 'auto' })).then(() => undefined, (e: unknown) => e);
+      expect(error).toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', details: { service: 'commerce' } });
+      expect((error as PayError).details?.notHttp).toBeUndefined();
+      expect((error as Error).message).toContain('with headers larger than Node accepts (HPE_HEADER_OVERFLOW');
+    } finally {
+      huge.close();
+    }
+  });
+
   it.each(['auto', 'fetch'] as const)('an answer that is not HTTP (transport %s): UPSTREAM_INVALID_RESPONSE naming the URL setting, not retried', async (transport) => {
     // Another protocol on the configured port (an SSH daemon, say).
     let connections = 0;

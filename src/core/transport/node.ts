@@ -41,7 +41,10 @@ export function nodeTransport({ http, https, zlib }: NodeHttpModules): Transport
     };
 
     const send = url.protocol === 'https:' ? https.request : http.request;
+    /** Once the status line and headers came, a failure breaks an answer off: it is not a connection never made. */
+    let answered = false;
     const outgoing = send(url, { method: request.method, headers }, (response) => {
+      answered = true;
       const status = response.statusCode!;
       const encoding = response.headers['content-encoding'];
       // A HEAD, 204 or 304 answer has no body, whatever its headers say: nothing to bound or decompress.
@@ -76,7 +79,8 @@ export function nodeTransport({ http, https, zlib }: NodeHttpModules): Transport
         settle(undefined, response, whole);
       });
     });
-    outgoing.on('error', (error) => settle(error));
+    // A reset or a malformed chunk mid-body comes here, not on the response.
+    outgoing.on('error', (error) => settle(answered ? new ResponseCutError(error) : error));
     signal.addEventListener('abort', onAbort, { once: true });
     outgoing.end(request.body);
   });
