@@ -37,8 +37,8 @@ Walks the commerce platform's orders created from T to T and compares each with 
   order_paid_without_payment      the order is marked paid, no confirmed payment is recorded
   amount_mismatch                 a confirmed payment's amount or currency differs from the order's total
   multiple_confirmed_payments     more than one confirmed payment for one order
-  payment_for_unknown_order       a confirmed payment (confirmed or first seen in the window) for an order
-                                  the platform does not have
+  payment_for_unknown_order       a confirmed payment (confirmed or first seen in the window) naming no
+                                  order, or one the platform does not have
 Orders paid and confirmed are counted, not listed.
 
 The ledger is what this library recorded from status polls and webhooks. Set REDIS_URL to the Redis your

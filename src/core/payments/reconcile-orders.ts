@@ -155,11 +155,16 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
 
   // The confirmed payments of the window: those confirmed (last changed) in it, whenever first seen (a
   // 3-D Secure or bank payment still pending when the run over its own window came), and those first
-  // seen in it, confirmed since. Each once.
+  // seen in it, confirmed since. Each once. The second listing reaches back over the look-behind too:
+  // a Redis ledger written before the index by updatedAt existed (or by an older instance during a
+  // rolling deploy) is found there.
   const listed = new Set<string>();
+  const inWindow = (at: number) => at >= fromMs && at <= toMsInclusive;
   async function* confirmedInWindow() {
     yield* deps.ledger.list({ outcome: 'confirmed', updatedFrom: fromMs, updatedTo: toMsInclusive });
-    yield* deps.ledger.list({ outcome: 'confirmed', firstSeenFrom: fromMs, firstSeenTo: toMsInclusive });
+    for await (const entry of deps.ledger.list({ outcome: 'confirmed', firstSeenFrom: walkFrom.getTime(), firstSeenTo: toMsInclusive })) {
+      if (inWindow(entry.firstSeenAt) || inWindow(entry.updatedAt)) yield entry;
+    }
   }
   /** Orders checked outside the window's own (look-behind or looked up), by entity_id: each once. */
   const checkedElsewhere = new Set<number>();
@@ -172,6 +177,8 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
   const lookedUp = new Map<string, LookBehindOrder | undefined>();
 
   for await (const entry of confirmedInWindow()) {
+    // The look-ups below are one request each: an abort stops them, as it stops the walk.
+    options.signal?.throwIfAborted();
     if (listed.has(entry.paymentId)) continue;
     listed.add(entry.paymentId);
     const orderId = entry.orderId;

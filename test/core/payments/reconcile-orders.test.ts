@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toMinorUnits, type OrderFinding, type Pay } from 'paywidget-server';
 import { startSandbox, type Sandbox, type SandboxOrder, type SandboxPaymentStatus } from 'paywidget-server/sandbox';
+import { redisStores } from 'paywidget-server/redis';
+import { connectedRedis, deletePrefix, useRedisUrl } from '../../helpers/redis-server.js';
 import { payFor } from './helpers.js';
 
 let sb: Sandbox;
@@ -140,6 +142,48 @@ describe('reconcileOrders', () => {
     // A later window does not report them again.
     const later = await own.reconcileOrders({ createdFrom: new Date(Date.now() + 120_000), createdTo: new Date(Date.now() + 180_000) });
     expect(later.findings).toEqual([]);
+  });
+
+  it('finds a payment confirmed in the window in a Redis ledger written before the index by confirmation time', async () => {
+    const redis = await useRedisUrl();
+    const client = await connectedRedis(redis.url);
+    const prefix = `reconcile-old-ledger:${process.pid}:`;
+    try {
+      const own = payFor(sb, { stores: redisStores(client, { prefix }) });
+      const order = sb.commerce.addOrder({ state: 'new', status: 'pending' });
+      sb.commerce.setOrder(order.entity_id, { created_at: utc(Date.now() - 2 * 3_600_000) });
+      const pending = sb.payments.create({ status: 'processing', orderId: order.increment_id as string, ...total(order) });
+      await own.payments.reconcile(pending.id, { budgetMs: 0 });
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const from = new Date();
+      sb.payments.setStatus(pending.id, 'succeeded');
+      expect((await own.payments.reconcile(pending.id, { budgetMs: 0 })).outcome).toBe('confirmed');
+      // As an older version (or an instance not yet upgraded) wrote it: no index by updatedAt.
+      expect(await client.zrem(`${prefix}ledger:updated:confirmed`, pending.id)).toBe(1);
+
+      const report = await own.reconcileOrders({ createdFrom: from, createdTo: new Date(Date.now() + 60_000) });
+      expect(report.findings.map((f) => [f.kind, f.paymentId])).toEqual([['payment_confirmed_order_unpaid', pending.id]]);
+    } finally {
+      await deletePrefix(client, prefix);
+      client.disconnect();
+      await redis.done();
+    }
+  });
+
+  it('stops at an abort during the look-ups of older orders, sending no more of them', async () => {
+    const own = payFor(sb);
+    const from = new Date(Date.now() + 1_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    for (let i = 0; i < 5; i++) {
+      const stray = sb.payments.create({ status: 'succeeded', orderId: `gone-${i}`, amount: 100, currency: 'EUR' });
+      await own.payments.reconcile(stray.id, { budgetMs: 0 });
+    }
+    const controller = new AbortController();
+    const searchesBefore = sb.commerce.stats().searches;
+    const run = own.reconcileOrders({ createdFrom: from, createdTo: new Date(Date.now() + 60_000), signal: controller.signal, onFinding: () => controller.abort(new Error('stopped')) });
+    await expect(run).rejects.toThrow('stopped');
+    // The window's one page, then the first look-up: its finding aborted the rest.
+    expect(sb.commerce.stats().searches - searchesBefore).toBe(2);
   });
 
   it('a window with no activity reports nothing', async () => {
