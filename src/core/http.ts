@@ -138,10 +138,12 @@ function toTransportError(error: unknown, call: UpstreamCall, where: string, att
   if (systemCode === 'HPE_HEADER_OVERFLOW') {
     return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where} with headers larger than Node accepts (${systemCode}; node --max-http-header-size raises the limit).`, { cause: error, details: { service: call.service } });
   }
-  if (systemCode?.startsWith('HPE_')) {
-    // Node's HTTP parser refused the answer: another protocol on that port (TLS, SSH), not a lost connection.
+  const parserError = systemCode?.startsWith('HPE_') ? systemCode : (error as { cause?: { name?: string } } | null)?.cause?.name === 'HTTPParserError' ? 'HTTPParserError' : undefined;
+  if (parserError) {
+    // The HTTP parser refused the answer: another protocol on that port (TLS, SSH), not a lost connection.
+    // (undici on Node 24 names its parser error without the HPE_ code.)
     const option = URL_OPTION[call.service];
-    return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where} with something that is not HTTP (${systemCode}). Check ${option ? variableAndOption(option) : 'the service URL'}: the port, and https:// for a TLS port.`, {
+    return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where} with something that is not HTTP (${parserError}). Check ${option ? variableAndOption(option) : 'the service URL'}: the port, and https:// for a TLS port.`, {
       cause: error, details: { service: call.service, notHttp: true },
     });
   }
