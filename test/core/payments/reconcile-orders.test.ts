@@ -25,6 +25,20 @@ async function payment(key: string, input: { orderId: string; amount: number; cu
   await pay.payments.reconcile(created.id, { budgetMs: 0 });
 }
 
+/**
+ * A payment for `order` the ledger first sees processing, then (in a later second: windows are whole
+ * seconds) confirmed; `from` is that later second, where a window that sees only the confirmation starts.
+ */
+async function seenPendingThenConfirmed(own: Pay, order: SandboxOrder) {
+  const payment = sb.payments.create({ status: 'processing', orderId: order.increment_id as string, ...total(order) });
+  await own.payments.reconcile(payment.id, { budgetMs: 0 });
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  const from = new Date();
+  sb.payments.setStatus(payment.id, 'succeeded');
+  expect((await own.payments.reconcile(payment.id, { budgetMs: 0 })).outcome).toBe('confirmed');
+  return { payment, from };
+}
+
 beforeAll(async () => {
   // 30 generated orders, all created in 2025: outside the window, so they must not show up.
   sb = await startSandbox({ commerce: { orders: 30 } });
@@ -108,12 +122,7 @@ describe('reconcileOrders', () => {
   it('checks a payment confirmed days after its order was placed, longer than the look-behind (a bank transfer)', async () => {
     const own = payFor(sb);
     const order = sb.commerce.addOrder({ state: 'new', status: 'pending' });
-    const transfer = sb.payments.create({ status: 'processing', orderId: order.increment_id as string, ...total(order) });
-    await own.payments.reconcile(transfer.id, { budgetMs: 0 });
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
-    const from = new Date();
-    sb.payments.setStatus(transfer.id, 'succeeded');
-    expect((await own.payments.reconcile(transfer.id, { budgetMs: 0 })).outcome).toBe('confirmed');
+    const { payment: transfer, from } = await seenPendingThenConfirmed(own, order);
     // The order was placed "three days" before the window: far outside a one-hour look-behind.
     sb.commerce.setOrder(order.entity_id, { created_at: utc(from.getTime() - 3 * 86_400_000) });
 
@@ -152,12 +161,7 @@ describe('reconcileOrders', () => {
       const own = payFor(sb, { stores: redisStores(client, { prefix }) });
       const order = sb.commerce.addOrder({ state: 'new', status: 'pending' });
       sb.commerce.setOrder(order.entity_id, { created_at: utc(Date.now() - 2 * 3_600_000) });
-      const pending = sb.payments.create({ status: 'processing', orderId: order.increment_id as string, ...total(order) });
-      await own.payments.reconcile(pending.id, { budgetMs: 0 });
-      await new Promise((resolve) => setTimeout(resolve, 1_100));
-      const from = new Date();
-      sb.payments.setStatus(pending.id, 'succeeded');
-      expect((await own.payments.reconcile(pending.id, { budgetMs: 0 })).outcome).toBe('confirmed');
+      const { payment: pending, from } = await seenPendingThenConfirmed(own, order);
       // As an older version (or an instance not yet upgraded) wrote it: no index by updatedAt.
       expect(await client.zrem(`${prefix}ledger:updated:confirmed`, pending.id)).toBe(1);
 
