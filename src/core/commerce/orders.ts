@@ -59,7 +59,7 @@ export function toEntityId(value: unknown, field = 'entityId'): number {
   const text = typeof value === 'string' ? value.trim() : undefined;
   // Magento's increment_ids are zero-padded ("000000007"): read as an entity_id, one would name another order.
   if (text !== undefined && /^0+[0-9]/.test(text)) {
-    throw invalidInput(field, `${field} must be the order's entity_id; ${JSON.stringify(text.slice(0, 40))} has a leading zero, as an increment_id has (the order number shoppers see). Send the entity_id, a positive integer without leading zeros, or find the order with orders.search({ incrementId: ${JSON.stringify(text.slice(0, 40)).replaceAll('"', "'")} }).`);
+    throw invalidInput(field, `${field} must be the order's entity_id; ${JSON.stringify(text.slice(0, 40))} has a leading zero, as an increment_id has (the order number shoppers see). Send the entity_id, a positive integer without leading zeros, or find the order with orders.search({ incrementId: '${text.slice(0, 40)}' }).`);
   }
   const n = typeof value === 'number' ? value : text !== undefined && /^[0-9]{1,15}$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isSafeInteger(n) || n < 1) {
