@@ -89,6 +89,17 @@ export interface LedgerQuery {
   updatedTo?: number;
 }
 
+/** Whether a query bounds `updatedAt`: its entries then come oldest change first. */
+export function listsByUpdate(query: LedgerQuery): boolean {
+  return query.updatedFrom !== undefined || query.updatedTo !== undefined;
+}
+
+/** Whether an entry is one a query asks for (its outcome, within every bound): the stores share it. */
+export function matchesQuery(entry: LedgerEntry, query: LedgerQuery): boolean {
+  const { firstSeenFrom = -Infinity, firstSeenTo = Infinity, updatedFrom = -Infinity, updatedTo = Infinity } = query;
+  return entry.outcome === query.outcome && entry.firstSeenAt >= firstSeenFrom && entry.firstSeenAt <= firstSeenTo && entry.updatedAt >= updatedFrom && entry.updatedAt <= updatedTo;
+}
+
 export interface LedgerStore {
   get(paymentId: string): Promise<LedgerEntry | undefined>;
   /** Applies one observation atomically by the rules above and answers the resulting entry. */

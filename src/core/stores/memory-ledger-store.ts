@@ -1,4 +1,4 @@
-import { applyObservation, type LedgerEntry, type LedgerObservation, type LedgerQuery, type LedgerRecordResult, type LedgerStore } from './ledger-store.js';
+import { applyObservation, listsByUpdate, matchesQuery, type LedgerEntry, type LedgerObservation, type LedgerQuery, type LedgerRecordResult, type LedgerStore } from './ledger-store.js';
 
 export interface MemoryLedgerStoreOptions {
   /**
@@ -48,13 +48,11 @@ export class MemoryLedgerStore implements LedgerStore {
   }
 
   async *list(query: LedgerQuery): AsyncIterable<LedgerEntry> {
-    const { firstSeenFrom = -Infinity, firstSeenTo = Infinity, updatedFrom = -Infinity, updatedTo = Infinity } = query;
-    const byUpdate = query.updatedFrom !== undefined || query.updatedTo !== undefined;
     // The order from a snapshot (the caller may record while it iterates: the sweep does), each entry as it
     // is now: one that left the outcome meanwhile (a webhook confirmed it) is skipped, as Redis's pages do.
     const matching = [...this.#entries.values()]
-      .filter((e) => e.outcome === query.outcome && e.firstSeenAt >= firstSeenFrom && e.firstSeenAt <= firstSeenTo && e.updatedAt >= updatedFrom && e.updatedAt <= updatedTo)
-      .sort(byUpdate ? (a, b) => a.updatedAt - b.updatedAt : (a, b) => a.firstSeenAt - b.firstSeenAt);
+      .filter((e) => matchesQuery(e, query))
+      .sort(listsByUpdate(query) ? (a, b) => a.updatedAt - b.updatedAt : (a, b) => a.firstSeenAt - b.firstSeenAt);
     for (const { paymentId } of matching) {
       const entry = this.#entries.get(paymentId);
       if (entry?.outcome === query.outcome) yield { ...entry };

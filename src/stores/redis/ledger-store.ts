@@ -1,4 +1,4 @@
-import type { LedgerEntry, LedgerObservation, LedgerOutcome, LedgerQuery, LedgerRecordResult, LedgerSource, LedgerStore } from '../../core/stores/ledger-store.js';
+import { listsByUpdate, matchesQuery, type LedgerEntry, type LedgerObservation, type LedgerOutcome, type LedgerQuery, type LedgerRecordResult, type LedgerSource, type LedgerStore } from '../../core/stores/ledger-store.js';
 import { asString, pairsToObject, type RedisCommands } from './client.js';
 import { HASHES, LEDGER_RECORD } from './scripts.js';
 
@@ -6,7 +6,6 @@ const OUTCOMES: readonly LedgerOutcome[] = ['unresolved', 'failed', 'confirmed']
 /** Entries read per round trip while listing. */
 const PAGE = 200;
 
-const score = (ms: number) => (ms === -Infinity ? '-inf' : ms === Infinity ? '+inf' : String(ms));
 const optional = (value: string | number | null | undefined) => (value === null || value === undefined ? '' : `=${value}`);
 
 /** A multi-bulk reply (an array, or a Set from a RESP3 client) as strings. */
@@ -63,18 +62,16 @@ export class RedisLedgerStore implements LedgerStore {
   }
 
   async *list(query: LedgerQuery): AsyncIterable<LedgerEntry> {
-    const { firstSeenFrom = -Infinity, firstSeenTo = Infinity, updatedFrom = -Infinity, updatedTo = Infinity } = query;
-    const byUpdate = query.updatedFrom !== undefined || query.updatedTo !== undefined;
     // One index answers the range; the other bound, if any, is checked on the entries read.
-    const [set, from, to] = byUpdate ? [this.#updated(query.outcome), updatedFrom, updatedTo] : [this.#outcome(query.outcome), firstSeenFrom, firstSeenTo];
+    const [set, from, to] = listsByUpdate(query)
+      ? [this.#updated(query.outcome), query.updatedFrom, query.updatedTo]
+      : [this.#outcome(query.outcome), query.firstSeenFrom, query.firstSeenTo];
     // The ids as they are now (the caller may record while it iterates, as the sweep does), then
     // their entries a page at a time; an entry whose outcome changed meanwhile is left out.
-    const ids = strings(await this.#redis.command(['ZRANGEBYSCORE', set, score(from), score(to)]));
+    const ids = strings(await this.#redis.command(['ZRANGEBYSCORE', set, from === undefined ? '-inf' : String(from), to === undefined ? '+inf' : String(to)]));
     for (let i = 0; i < ids.length; i += PAGE) {
       for (const entry of await this.#entries(ids.slice(i, i + PAGE))) {
-        if (entry?.outcome !== query.outcome) continue;
-        if (entry.firstSeenAt < firstSeenFrom || entry.firstSeenAt > firstSeenTo || entry.updatedAt < updatedFrom || entry.updatedAt > updatedTo) continue;
-        yield entry;
+        if (entry && matchesQuery(entry, query)) yield entry;
       }
     }
   }
