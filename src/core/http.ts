@@ -97,6 +97,17 @@ function systemCodeOf(error: unknown): string | undefined {
 /** The option holding each service's address, for errors that say to change it. */
 const URL_OPTION: Record<string, string> = { payment: 'payment.apiUrl', commerce: 'commerce.url' };
 
+/** Where a service's address is set, as errors name it: `PAY_API_URL (payment.apiUrl)`. */
+function urlSetting(service: string): string {
+  const option = URL_OPTION[service];
+  return option ? variableAndOption(option) : 'the service URL';
+}
+
+/** 502 UPSTREAM_INVALID_RESPONSE: the service answered, but not in a way that can be used. `what` follows "The <service> service". */
+function invalidAnswer(service: string, what: string, cause?: unknown, details?: Record<string, unknown>): PayError {
+  return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${service} service ${what}`, { cause, details: { service, ...details } });
+}
+
 /**
  * A redirect is not followed (it would carry the credentials to another address), nor passed on as a
  * refusal: the configured address is out of date (http:// for https://, a moved host). Never retried.
@@ -111,23 +122,18 @@ function redirected(call: UpstreamCall, where: string, response: UpstreamRespons
   } catch {
     target = 'an unreadable Location';
   }
-  const option = URL_OPTION[call.service];
-  return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where} with a redirect (HTTP ${response.status}) to ${target}. Redirects are not followed, since they would carry the credentials elsewhere: set ${option ? variableAndOption(option) : 'the service URL'} to the address it points to.`, {
-    details: { service: call.service, upstreamStatus: response.status, redirect: true },
+  return invalidAnswer(call.service, `answered ${where} with a redirect (HTTP ${response.status}) to ${target}. Redirects are not followed, since they would carry the credentials elsewhere: set ${urlSetting(call.service)} to the address it points to.`, undefined, {
+    upstreamStatus: response.status, redirect: true,
   });
 }
 
 function toTransportError(error: unknown, call: UpstreamCall, where: string, attemptTimeoutMs: number): PayError {
   if (error instanceof PayError) return error;
-  if (error instanceof ResponseTooLargeError) {
-    return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where}, but ${error.message}; it was not read further.`, { cause: error, details: { service: call.service } });
-  }
-  if (error instanceof BodyDecodingError) {
-    return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where}, but ${error.message}.`, { cause: error, details: { service: call.service } });
-  }
+  if (error instanceof ResponseTooLargeError) return invalidAnswer(call.service, `answered ${where}, but ${error.message}; it was not read further.`, error);
+  if (error instanceof BodyDecodingError) return invalidAnswer(call.service, `answered ${where}, but ${error.message}.`, error);
   if (error instanceof ResponseCutError) {
     const systemCode = systemCodeOf(error.cause);
-    return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service began answering ${where}, but ${error.message}${systemCode ? ` (${systemCode})` : ''}.`, { cause: error, details: { service: call.service } });
+    return invalidAnswer(call.service, `began answering ${where}, but ${error.message}${systemCode ? ` (${systemCode})` : ''}.`, error);
   }
   const name = (error as { name?: string } | null)?.name;
   if (name === 'TimeoutError' || (name === 'AbortError' && !call.signal?.aborted)) {
@@ -136,16 +142,13 @@ function toTransportError(error: unknown, call: UpstreamCall, where: string, att
   if (call.signal?.aborted) return new PayError('UPSTREAM_UNREACHABLE', `${call.service} ${where} was aborted by the caller.`, { cause: error });
   const systemCode = systemCodeOf(error);
   if (systemCode === 'HPE_HEADER_OVERFLOW') {
-    return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where} with headers larger than Node accepts (${systemCode}; node --max-http-header-size raises the limit).`, { cause: error, details: { service: call.service } });
+    return invalidAnswer(call.service, `answered ${where} with headers larger than Node accepts (${systemCode}; node --max-http-header-size raises the limit).`, error);
   }
   const parserError = systemCode?.startsWith('HPE_') ? systemCode : (error as { cause?: { name?: string } } | null)?.cause?.name === 'HTTPParserError' ? 'HTTPParserError' : undefined;
   if (parserError) {
     // The HTTP parser refused the answer: another protocol on that port (TLS, SSH), not a lost connection.
     // (undici on Node 24 names its parser error without the HPE_ code.)
-    const option = URL_OPTION[call.service];
-    return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${call.service} service answered ${where} with something that is not HTTP (${parserError}). Check ${option ? variableAndOption(option) : 'the service URL'}: the port, and https:// for a TLS port.`, {
-      cause: error, details: { service: call.service, notHttp: true },
-    });
+    return invalidAnswer(call.service, `answered ${where} with something that is not HTTP (${parserError}). Check ${urlSetting(call.service)}: the port, and https:// for a TLS port.`, error, { notHttp: true });
   }
   const code = systemCode ? ` (${systemCode})` : '';
   return new PayError('UPSTREAM_UNREACHABLE', `Could not reach the ${call.service} service at ${new URL(call.url).origin}${code}. Check the URL in the configuration and that the service is up.`, { cause: error });
@@ -205,6 +208,6 @@ export function parseJsonBody(service: string, response: UpstreamResponse, what 
     return JSON.parse(text);
   } catch (error) {
     const type = response.headers.get('content-type') ?? 'no content-type';
-    throw new PayError('UPSTREAM_INVALID_RESPONSE', `The ${service} service answered ${what} with a body that is not JSON (${type}, ${response.body.length} bytes).`, { cause: jsonSyntaxCause(error), details: { service } });
+    throw invalidAnswer(service, `answered ${what} with a body that is not JSON (${type}, ${response.body.length} bytes).`, jsonSyntaxCause(error));
   }
 }
