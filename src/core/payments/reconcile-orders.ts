@@ -136,19 +136,22 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
     report.counts[finding.kind] += 1;
     await options.onFinding?.(finding);
   };
-  const known = new Set<string>();
-  /** Orders created in the look-behind, by either id: read to recognise (and check) their payments. */
-  const before = new Map<string, LookBehindOrder>();
+  /** The window's orders, by either id: checked with their payments by the walk. */
+  const ofWindow = new Set<string>();
+  /**
+   * Orders outside the window, by either id: those created in the look-behind, read by the walk, then those
+   * looked up one by one for a payment (undefined: the platform has none). Checked when a payment names them.
+   */
+  const elsewhere = new Map<string, LookBehindOrder | undefined>();
 
   const walkFrom = new Date(Math.max(0, fromMs - lookbehindMs));
   for await (const order of deps.iterate({ createdFrom: walkFrom, createdTo, signal: options.signal })) {
-    known.add(order.increment_id);
-    known.add(String(order.entity_id));
     if (order.created_at < createdFrom) {
       const kept = slim(order, isPaid);
-      before.set(order.increment_id, kept).set(String(order.entity_id), kept);
+      elsewhere.set(order.increment_id, kept).set(String(order.entity_id), kept);
       continue;
     }
+    ofWindow.add(order.increment_id).add(String(order.entity_id));
     report.orders += 1;
     await checkOrder(deps.ledger, order, isPaid(order), report, found);
   }
@@ -166,15 +169,8 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
       if (inWindow(entry.firstSeenAt) || inWindow(entry.updatedAt)) yield entry;
     }
   }
-  /** Orders checked outside the window's own (look-behind or looked up), by entity_id: each once. */
+  /** Orders outside the window already checked, by entity_id: each once. */
   const checkedElsewhere = new Set<number>();
-  const checkOnce = async (order: LookBehindOrder) => {
-    if (checkedElsewhere.has(order.entity_id)) return;
-    checkedElsewhere.add(order.entity_id);
-    await checkOrder(deps.ledger, order, order.paid, undefined, found);
-  };
-  /** Orders looked up one by one, by the id a payment names (undefined: the platform has none). */
-  const lookedUp = new Map<string, LookBehindOrder | undefined>();
 
   for await (const entry of confirmedInWindow()) {
     // The look-ups below are one request each: an abort stops them, as it stops the walk.
@@ -182,21 +178,20 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
     if (listed.has(entry.paymentId)) continue;
     listed.add(entry.paymentId);
     const orderId = entry.orderId;
-    // An order of the window was checked with its payments by the walk above.
-    if (orderId !== undefined && known.has(orderId) && !before.has(orderId)) continue;
+    if (orderId !== undefined && ofWindow.has(orderId)) continue;
     // A payment confirmed in the window for an order placed before it: the run over the order's own window
     // came too early to see it, so it is checked against its order now (not counted among the window's).
-    let order = orderId === undefined ? undefined : before.get(orderId);
-    if (order === undefined && orderId !== undefined && !known.has(orderId)) {
-      // Placed before the look-behind (a payment that took longer than lookbehindMs), or no order at all.
-      if (!lookedUp.has(orderId)) {
-        const match = await deps.findOrder(orderId);
-        lookedUp.set(orderId, match && slim(match, isPaid));
-      }
-      order = lookedUp.get(orderId);
+    // One placed before the look-behind (a payment that took longer than lookbehindMs) is looked up.
+    if (orderId !== undefined && !elsewhere.has(orderId)) {
+      const match = await deps.findOrder(orderId);
+      elsewhere.set(orderId, match && slim(match, isPaid));
     }
+    const order = orderId === undefined ? undefined : elsewhere.get(orderId);
     if (order !== undefined) {
-      await checkOnce(order);
+      if (!checkedElsewhere.has(order.entity_id)) {
+        checkedElsewhere.add(order.entity_id);
+        await checkOrder(deps.ledger, order, order.paid, undefined, found);
+      }
       continue;
     }
     await found({
