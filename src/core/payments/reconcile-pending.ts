@@ -1,5 +1,5 @@
 import { invalidInput, toPayError } from '../errors.js';
-import type { LedgerEntry } from '../stores/ledger-store.js';
+import type { LedgerEntry, LedgerSource } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { Ledger } from './ledger.js';
 import type { ReconcileOptions, ReconcileResult } from './reconcile.js';
@@ -15,20 +15,25 @@ export interface ReconcilePendingOptions {
   signal?: AbortSignal;
 }
 
-/** A payment whose status the sweep moved. */
+/** A payment whose status moved between the sweep's listing and its poll. */
 export interface SweepChange {
   paymentId: string;
   orderId?: string;
-  /** The ledger's status before the sweep (null: none was known). */
+  /** The ledger's status when the sweep listed it (null: none was known). */
   from: string | null;
   to: string | null;
   outcome: ReconcileResult['outcome'];
+  /**
+   * Who learned the new status: 'poll' (this sweep), or 'webhook' (a delivery that arrived while the
+   * sweep ran, whose handlers already ran: do not act on it twice).
+   */
+  source: LedgerSource;
 }
 
 export interface SweepReport {
   /** Unresolved payments looked at. */
   checked: number;
-  /** Payments whose status changed, with the new outcome. */
+  /** Payments whose status changed since the listing, with the new outcome and who learned it. */
   changed: SweepChange[];
   /** Ids of payments still unresolved after their poll (left for the next sweep or a webhook). */
   unresolved: string[];
@@ -66,8 +71,8 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
     report.checked += 1;
     try {
       const result = await deps.reconcile(entry.paymentId, { budgetMs: options.budgetMs ?? 0, signal: options.signal });
-      if (result.status !== entry.status) {
-        const change: SweepChange = { paymentId: entry.paymentId, from: entry.status, to: result.status, outcome: result.outcome };
+      if (result.status !== entry.status && result.source !== null) {
+        const change: SweepChange = { paymentId: entry.paymentId, from: entry.status, to: result.status, outcome: result.outcome, source: result.source };
         if (result.orderId !== undefined) change.orderId = result.orderId;
         report.changed.push(change);
       }

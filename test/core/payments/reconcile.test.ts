@@ -147,7 +147,7 @@ describe('reconcile', () => {
     // Recorded anyway, so the sweep finds it once the service is back.
     sb.faults.clear();
     const sweep = await pay.payments.reconcilePending();
-    expect(sweep.changed).toContainEqual({ paymentId, from: null, to: 'succeeded', outcome: 'confirmed', orderId: 'order-1' });
+    expect(sweep.changed).toContainEqual({ paymentId, from: null, to: 'succeeded', outcome: 'confirmed', orderId: 'order-1', source: 'poll' });
   });
 
   it('throws for what polling cannot fix: an unknown payment, a malformed id', async () => {
@@ -364,8 +364,8 @@ describe('reconcilePending (the sweep)', () => {
     const report = await pay.payments.reconcilePending({ concurrency: 2 });
     expect(report.checked).toBe(5);
     expect(report.changed).toEqual(expect.arrayContaining([
-      { paymentId: willSucceed.paymentId, orderId: 'sweep-1', from: 'processing', to: 'succeeded', outcome: 'confirmed' },
-      { paymentId: willDecline.paymentId, orderId: 'sweep-2', from: 'processing', to: 'declined', outcome: 'failed' },
+      { paymentId: willSucceed.paymentId, orderId: 'sweep-1', from: 'processing', to: 'succeeded', outcome: 'confirmed', source: 'poll' },
+      { paymentId: willDecline.paymentId, orderId: 'sweep-2', from: 'processing', to: 'declined', outcome: 'failed', source: 'poll' },
     ]));
     expect(report.changed).toHaveLength(2);
     expect(report.unresolved.sort()).toEqual([staysProcessing.paymentId, abandoned.paymentId, 'pay_ghost'].sort());
@@ -409,6 +409,34 @@ describe('reconcilePending (the sweep)', () => {
     const report = await pay.payments.reconcilePending({ concurrency: 4 });
     expect(report).toMatchObject({ checked: 1, retryAfterMs: 60_000 });
     expect(sb.faults.list().find((f) => f.id === limited)!.hits).toBe(1);
+  });
+
+  it('says a change came by webhook when the delivery arrived between its listing and its poll (its handlers already ran)', async () => {
+    let listed!: () => void;
+    const listing = new Promise<void>((resolve) => (listed = resolve));
+    let proceed!: () => void;
+    const held = new Promise<void>((resolve) => (proceed = resolve));
+    /** A listing that hands its entry over only once the test lets it, as a slow Redis page would. */
+    class HeldListing extends MemoryLedgerStore {
+      override async *list(query: Parameters<MemoryLedgerStore['list']>[0]) {
+        for await (const entry of super.list(query)) {
+          listed();
+          await held;
+          yield entry;
+        }
+      }
+    }
+    const pay = await payWithWebhooks({ stores: { ledger: new HeldListing() } });
+    sb.payments.setConfirmDelay(Infinity);
+    const paid = await card(pay, sb.testCards.succeeds, { amount: 700, currency: 'EUR', orderId: 'sweep-webhook' });
+    await pay.payments.reconcile(paid.paymentId, { budgetMs: 0 }); // processing: unresolved in the ledger
+    const sweep = pay.payments.reconcilePending({ concurrency: 1 });
+    await listing;
+    sb.payments.setStatus(paid.paymentId, 'succeeded'); // the service confirms and delivers its webhook
+    await eventually(async () => (await pay.payments.get(paid.paymentId))?.source === 'webhook' || undefined);
+    proceed();
+    const report = await sweep;
+    expect(report.changed).toEqual([{ paymentId: paid.paymentId, orderId: 'sweep-webhook', from: 'processing', to: 'succeeded', outcome: 'confirmed', source: 'webhook' }]);
   });
 
   it('checks its options', async () => {
