@@ -49,7 +49,9 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
     let unsent: boolean;
     try {
       response = await attemptOnce(call, Math.min(policy.attemptTimeoutMs, remaining), policy.transport === 'fetch' ? fetchTransport : autoTransport);
-      if (response.status >= 300 && response.status < 400) throw redirected(call, where, response);
+      if (response.status < 200 || response.status > 599) throw outOfRange(call, where, response.status);
+      if (REDIRECTS.has(response.status)) throw redirected(call, where, response);
+      if (response.status >= 300 && response.status < 400) throw unexpectedStatus(call, where, response.status);
       if (!isRetryableStatus(response.status)) return response;
       failure = new PayError('UPSTREAM_ERROR', `${call.service} ${where} answered ${response.status}`);
       unsent = response.status === 429 || response.status === 503;
@@ -106,6 +108,22 @@ function urlSetting(service: string): string {
 /** 502 UPSTREAM_INVALID_RESPONSE: the service answered, but not in a way that can be used. `what` follows "The <service> service". */
 function invalidAnswer(service: string, what: string, cause?: unknown, details?: Record<string, unknown>): PayError {
   return new PayError('UPSTREAM_INVALID_RESPONSE', `The ${service} service ${what}`, { cause, details: { service, ...details } });
+}
+
+/** The 3xx statuses that point elsewhere (with Location); 304 and the others are no redirect. */
+const REDIRECTS: ReadonlySet<number> = new Set([300, 301, 302, 303, 307, 308]);
+
+/**
+ * A status no final HTTP answer has (a 1xx the transport passed on, 600 and past): not passed on as a
+ * refusal, which no framework could send (a Fetch Response throws on it). Never retried.
+ */
+function outOfRange(call: UpstreamCall, where: string, status: number): PayError {
+  return invalidAnswer(call.service, `answered ${where} with HTTP ${status}, which is not a final HTTP status (200 to 599). Check ${urlSetting(call.service)}: it should be the service's API, not a proxy or another server.`, undefined, { upstreamStatus: status });
+}
+
+/** A 3xx that is no redirect (304 Not Modified to a request that asked for no cache check, 305, 306): not passed on either. */
+function unexpectedStatus(call: UpstreamCall, where: string, status: number): PayError {
+  return invalidAnswer(call.service, `answered ${where} with HTTP ${status}, which a call like this never expects. Check ${urlSetting(call.service)}: a cache or proxy may sit in front of the service.`, undefined, { upstreamStatus: status });
 }
 
 /**

@@ -181,6 +181,37 @@ describe('callUpstream', () => {
     }
   });
 
+  it.each([
+    ['auto', '600 Broken', 'which is not a final HTTP status (200 to 599)'],
+    ['fetch', '600 Broken', 'which is not a final HTTP status (200 to 599)'],
+    ['auto', '099 Odd', 'which is not a final HTTP status (200 to 599)'],
+    ['auto', '101 Switching Protocols', 'which is not a final HTTP status (200 to 599)'],
+    ['auto', '304 Not Modified', 'which a call like this never expects'],
+    ['fetch', '304 Not Modified', 'which a call like this never expects'],
+  ] as const)('an answer with a status no refusal can carry (transport %s, HTTP %s): UPSTREAM_INVALID_RESPONSE at once, not passed on', async (transport, statusLine, says) => {
+    // Passed on as a refusal, 600 made a Fetch Response throw in the App Router; a 101 waited out the time-out.
+    let connections = 0;
+    const odd = createTcpServer((socket) => {
+      connections += 1;
+      const body = statusLine.startsWith('304') ? '' : 'no'; // a 304 has no body
+      socket.once('data', () => socket.write(`HTTP/1.1 ${statusLine}\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n${body}`));
+    });
+    odd.listen(0, '127.0.0.1');
+    await once(odd, 'listening');
+    try {
+      const url = `http://127.0.0.1:${(odd.address() as AddressInfo).port}/api/v1/checkout/init`;
+      const started = Date.now();
+      const error = await callUpstream({ service: 'payment', method: 'POST', url, body: '{}' }, policy({ transport, attemptTimeoutMs: 5_000 })).then(() => undefined, (e: unknown) => e);
+      expect(error).toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', status: 502, details: { service: 'payment', upstreamStatus: Number(statusLine.slice(0, 3)) } });
+      expect((error as Error).message).toContain(`answered POST /api/v1/checkout/init with HTTP ${Number(statusLine.slice(0, 3))}, ${says}`);
+      expect((error as Error).message).toContain('Check PAY_API_URL (payment.apiUrl)');
+      expect(connections).toBe(1);
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      odd.close();
+    }
+  });
+
   it("http.transport 'fetch' sends through fetch, 'auto' through node:http on Node", async () => {
     // fetch adds Sec-Fetch-Mode to every request; node:http never does.
     const headersSent = async (transport: HttpPolicy['transport']) =>

@@ -79,6 +79,12 @@ export function nodeTransport({ http, https, zlib }: NodeHttpModules): Transport
         settle(undefined, response, whole);
       });
     });
+    // A 101 Switching Protocols ends HTTP on this socket: answered as it is (the caller refuses the status)
+    // instead of Node closing the socket unheard and the call waiting out its time-out.
+    outgoing.on('upgrade', (response: IncomingMessage, socket: { destroy(): void }) => {
+      socket.destroy();
+      settle(undefined, response, Buffer.alloc(0));
+    });
     // A reset or a malformed chunk mid-body comes here, not on the response.
     outgoing.on('error', (error) => settle(answered ? new ResponseCutError(error) : error));
     signal.addEventListener('abort', onAbort, { once: true });
