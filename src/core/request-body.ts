@@ -14,6 +14,9 @@ const textDecoder = new TextDecoder();
  * came chunked or compressed was held to the parser's own limit alone.
  */
 export function readJsonBody(request: PayRequest, limit: number): unknown {
+  if (request.bodyUsed && request.rawBody === undefined && request.parsedBody === undefined) {
+    throw new PayError('INVALID_INPUT', 'The request body was read before paywidget-server got it, and cannot be read again. Hand the Request over unread (read a request.clone() if you need the body too).');
+  }
   if (request.parsedBody !== undefined && request.rawBody === undefined) {
     const encoding = getHeader(request.headers, 'content-encoding');
     const identity = encoding === undefined || encoding.trim().toLowerCase() === 'identity';
@@ -33,6 +36,11 @@ export function readJsonBody(request: PayRequest, limit: number): unknown {
 
 /** What the adapters read up to, `pay.maxBodyBytes`, is the larger of the two limits: either may be the one to raise. */
 export const READ_LIMIT_OPTIONS = 'maxBodyBytes (or webhooks.maxBodyBytes, for webhooks)';
+
+/** 400: the client went away mid-body, or sent fewer bytes than it announced, or something else holds the stream. */
+export function bodyUnreadable(why: string, cause: unknown): PayError {
+  return new PayError('INVALID_INPUT', `The request body could not be read (${why}).`, { cause });
+}
 
 /** 413, naming the option that sets `limit`. */
 export function bodyTooLarge(limit: number, option = 'maxBodyBytes', cause?: unknown): PayError {

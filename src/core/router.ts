@@ -97,8 +97,8 @@ function headResponse(response: PayResponse): PayResponse {
 }
 
 /** The answer for a path under the mount point that is no route of ours (Next owns the whole catch-all). */
-export function routeNotFound(path: string): PayResponse {
-  return new PayError('NOT_FOUND', `No paywidget-server route at ${path}.`).toResponse();
+export function routeNotFound(path: string, hint = ''): PayResponse {
+  return new PayError('NOT_FOUND', `No paywidget-server route at ${path}.${hint}`).toResponse();
 }
 
 function split(path: string): string[] {

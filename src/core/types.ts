@@ -15,6 +15,8 @@ export interface PayRequest {
   rawBody?: Uint8Array | string;
   /** A body some parser already turned into an object (express.json(), Next's bodyParser). */
   parsedBody?: unknown;
+  /** The body was read before the library got it and nothing kept it (a Fetch Request's `bodyUsed`). */
+  bodyUsed?: boolean;
   /** The adapter that built the request, so an error names the fix in that framework. */
   framework?: Framework;
 }

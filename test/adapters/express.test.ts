@@ -52,6 +52,17 @@ describeAdapter({
 });
 
 describeAdapter({
+  // The text as sent: verified as it is (it was refused as "parsed by express.json()").
+  name: 'Express 5 with express.text() first, leaving the body as a string',
+  listens: true,
+  mount: (pay) => appWith((app) => {
+    app.use(express.text({ type: '*/*', limit: '1mb' }));
+    app.use('/pay', payMiddleware(pay));
+  }),
+  fallthrough: { status: 404, text: /express fallthrough/ },
+});
+
+describeAdapter({
   name: 'Express with a parser that set req.body = {} without reading the stream (Express 4 style)',
   listens: true,
   mount: (pay) => appWith((app) => {

@@ -19,7 +19,7 @@ async function appRouter(pay: Pay): Promise<MountedApp> {
       const request = new Request(`http://shop.test/api/pay${path}`, { method, headers, body: body as BodyInit | undefined });
       const params = matchCatchAll(new URL(request.url).pathname) || {};
       // Next answers HEAD with the GET handler when the file exports no HEAD.
-      const response = await handlers[(method === 'HEAD' ? 'GET' : method) as 'GET' | 'POST'](request, { params: Promise.resolve(params) });
+      const response = await handlers[(method === 'HEAD' ? 'GET' : method) as 'GET' | 'POST' | 'OPTIONS'](request, { params: Promise.resolve(params) });
       return { status: response.status, headers: response.headers, text: await response.text() };
     },
     close: async () => {},
@@ -79,21 +79,98 @@ describe('Next App Router: a body read before the handler', () => {
     expect(error.message).toMatch(/Next\.js App Router: the Request body was read before createRouteHandlers got it/);
     expect(error.message).not.toMatch(/Express|Koa/);
   });
+
+  it('answers a JSON route 400 saying the body was read first, instead of minting from an empty body', async () => {
+    const seen: unknown[] = [];
+    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' }, resolveCheckout: ({ body }) => void seen.push(body) as never });
+    const { POST } = createRouteHandlers(pay);
+    const request = new Request('http://shop.test/api/pay/widget-token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"o-42"}' });
+    await request.json();
+    const response = await POST(request, { params: Promise.resolve({ path: ['widget-token'] }) });
+    expect(response.status).toBe(400);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('The request body was read before paywidget-server got it, and cannot be read again. Hand the Request over unread') });
+    expect(seen).toEqual([]);
+  });
+
+  it('answers 400 INVALID_INPUT when the body breaks off (the client went away), not 500 "see the server log"', async () => {
+    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+    const { POST } = createRouteHandlers(pay);
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"type":'));
+        controller.error(new Error('the client went away'));
+      },
+    });
+    const request = new Request('http://shop.test/api/pay/webhooks', { method: 'POST', body, duplex: 'half' } as RequestInit);
+    const response = await POST(request, { params: Promise.resolve({ path: ['webhooks'] }) });
+    expect(response.status).toBe(400);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('The request body could not be read (the client aborted') });
+  });
 });
 
-describe('Next Pages Router: OPTIONS', () => {
+describe('Next Pages Router with its body parser on', () => {
+  it('hands a JSON body sent as text/plain (a fetch() without headers) to resolveCheckout parsed, not as a string', async () => {
+    const seen: unknown[] = [];
+    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' }, http: { maxRetries: 0 }, resolveCheckout: ({ body }) => {
+      seen.push(body);
+      return { amount: 100, currency: 'EUR', orderId: 'o-42' };
+    } });
+    const app = await pagesRouter(pay, true);
+    try {
+      await app.send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'text/plain;charset=UTF-8' }, body: '{"orderId":"o-42"}' });
+      expect(seen).toEqual([{ orderId: 'o-42' }]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe.each([
+  ['App Router', appRouter],
+  ['Pages Router', (pay: Pay) => pagesRouter(pay, false)],
+] as const)('Next %s: OPTIONS', (_name, mount) => {
   it('answers 204 with Allow on one of its paths (there is no next() to leave it to), and 404 elsewhere', async () => {
-    const app = await pagesRouter(createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } }), false);
+    const app = await mount(createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } }));
     try {
       const ours = await app.send({ method: 'OPTIONS', path: '/payments/pay_1' });
       expect([ours.status, ours.headers.get('allow'), ours.text]).toEqual([204, 'GET, HEAD, OPTIONS', '']);
       expect(ours.headers.get('content-length')).toBeNull(); // a 204 claims no length (RFC 9110)
+      // Not Next's own OPTIONS, which offers every method the route file exports.
       expect((await app.send({ method: 'OPTIONS', path: '/widget-token' })).headers.get('allow')).toBe('POST, OPTIONS');
       const unknown = await app.send({ method: 'OPTIONS', path: '/not-ours' });
       expect(unknown.status).toBe(404);
     } finally {
       await app.close();
     }
+  });
+});
+
+describe.each([
+  ['createRouteHandlers', async (pay: Pay, path: string) => {
+    const { GET } = createRouteHandlers(pay);
+    return GET(new Request(`http://shop.test/api/pay/${path}`), { params: Promise.resolve({ slug: [path] }) });
+  }],
+  ['createPagesHandler', async (pay: Pay, path: string) => {
+    const page = { default: createPagesHandler(pay), config: { api: { bodyParser: false } } };
+    const server = createServer((req, res) => void apiResolver(req, res, { slug: [path] }, page, { previewModeId: '', previewModeEncryptionKey: '', previewModeSigningKey: '', dev: false }, false));
+    const app = await listen(server, '/api/pay');
+    try {
+      const { status, text } = await app.send({ method: 'GET', path: `/${path}` });
+      return new Response(text, { status });
+    } finally {
+      await app.close();
+    }
+  }],
+] as const)('Next %s under a catch-all named otherwise ([...slug])', (factory, send) => {
+  it('answers 404 naming the param option, instead of a bare "no route at /"', async () => {
+    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+    const response = await send(pay, 'payments');
+    expect(response.status).toBe(404);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('NOT_FOUND');
+    expect(error.message).toContain(`The catch-all segment 'path' holds nothing: if the route's folder is named otherwise ([...slug]), pass its name, ${factory}(pay, { param: 'slug' }).`);
   });
 });
 

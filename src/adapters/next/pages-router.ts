@@ -1,9 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pay, PayOptions } from '../../core/pay.js';
 import { resolvePay } from '../../core/resolve-pay.js';
-import { routeNotFound } from '../../core/router.js';
-import type { PayResponse } from '../../core/types.js';
-import { catchAllPath } from './app-router.js';
+import { catchAllPath, notARoute } from './catch-all.js';
 
 // Loaded on first use: the Node bridge brings raw-body (and its Node streams), which an App Router route
 // on the edge runtime, importing this same entry, must not evaluate.
@@ -26,19 +24,10 @@ export interface PagesHandlerOptions {
  */
 export function createPagesHandler(payOrOptions?: Pay | PayOptions, { param = 'path' }: PagesHandlerOptions = {}) {
   const pay = resolvePay(payOrOptions);
+  const catchAll = { param, factory: 'createPagesHandler' } as const;
   return async function paywidgetPagesHandler(req: PagesRequest, res: ServerResponse): Promise<void> {
-    const path = catchAllPath(req.query[param]);
+    const segments = req.query[param];
     const { handleNodeRequest, sendPayResponse } = await (nodeBridge ??= import('../node/index.js'));
-    sendPayResponse(res, (await handleNodeRequest(pay, req, path, NEXT_PAGES)) ?? (req.method === 'OPTIONS' ? options(pay, path) : routeNotFound(path)));
+    sendPayResponse(res, (await handleNodeRequest(pay, req, catchAllPath(segments), NEXT_PAGES)) ?? notARoute(pay, req.method ?? 'GET', segments, catchAll));
   };
-}
-
-/**
- * OPTIONS, which the core leaves to the app: here there is no next(), so one of its paths answers 204
- * with Allow. An app that answers CORS preflights wraps this handler and handles OPTIONS first.
- */
-function options(pay: Pay, path: string): PayResponse {
-  const allowed = pay.allowedMethods(path);
-  if (allowed.length === 0) return routeNotFound(path);
-  return { status: 204, headers: { allow: [...allowed, 'OPTIONS'].join(', ') }, body: '' };
 }

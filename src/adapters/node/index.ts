@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import getRawBody from 'raw-body';
-import { PayError, toPayError } from '../../core/errors.js';
+import { toPayError } from '../../core/errors.js';
 import type { Pay } from '../../core/pay.js';
-import { bodyTooLarge, READ_LIMIT_OPTIONS } from '../../core/request-body.js';
+import { bodyTooLarge, bodyUnreadable, READ_LIMIT_OPTIONS } from '../../core/request-body.js';
 import type { Framework, PayRequest, PayResponse } from '../../core/types.js';
 
 /** Where a body parser that ran before us may have left the body: `req` in Express and Next, `ctx.request` in Koa. */
@@ -20,7 +20,7 @@ export interface NodeRequestSource {
 
 /**
  * The one bridge from Node's request to the core's plain request. Body, in order of preference:
- * a raw body someone kept (`req.rawBody`, or a Buffer `req.body` from express.raw()), the stream
+ * a raw body someone kept (`req.rawBody`, or a Buffer or string `req.body` from express.raw() or express.text()), the stream
  * itself (read with raw-body and a size limit), or an object a JSON parser already made.
  */
 export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBytes: number, source: NodeRequestSource = {}): Promise<PayRequest> {
@@ -28,7 +28,8 @@ export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBy
   const request: PayRequest = { method: req.method ?? 'GET', path, headers: req.headers, framework };
   const raw = parsed.rawBody ?? parsed.body;
   // A body a parser already read came under its own limit, maybe higher than ours: each route holds its own.
-  if (Buffer.isBuffer(raw) || typeof parsed.rawBody === 'string') {
+  // A string is the text as sent (express.text(), Next's parser for text/plain, a verify hook's rawBody).
+  if (Buffer.isBuffer(raw) || typeof raw === 'string') {
     request.rawBody = raw as Buffer | string;
   } else if (req.readableEnded || req.readableDidRead) {
     // A parser consumed the stream; never wait on it. JSON routes can use the object, webhooks cannot.
@@ -53,7 +54,7 @@ async function readStream(req: IncomingMessage, limit: number): Promise<Buffer> 
     if (type === 'entity.too.large') {
       throw bodyTooLarge(limit, READ_LIMIT_OPTIONS, error);
     }
-    throw new PayError('INVALID_INPUT', 'The request body could not be read (the client aborted or sent a wrong Content-Length).', { cause: error });
+    throw bodyUnreadable('the client aborted or sent a wrong Content-Length', error);
   }
 }
 
