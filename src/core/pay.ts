@@ -20,7 +20,7 @@ export interface PayOptions extends ConfigOptions {
    * Without it, a configured commerce platform decides: the body names the order (`{ order_id }`).
    */
   resolveCheckout?: ResolveCheckout;
-  /** Runs before every route that acts for a shopper; return false to answer 401. */
+  /** Runs before every route that acts for a shopper; return true to let the request through, false to answer 401. */
   authorize?: Authorize;
   /** pino-compatible; by default warnings and errors go to the console (`silentLogger` mutes the library). */
   logger?: Logger;

@@ -19,9 +19,9 @@ export type HookRequest = PayRequest & {
 
 export type ResolveCheckout = (request: HookRequest) => MintInput | Promise<MintInput>;
 /**
- * Return true to let the request through. Anything else refuses it with 401, so a hook that returns
- * undefined or null for a signed-out user (or forgets its return) keeps the routes closed. You can also
- * throw a PayError to answer with your own code.
+ * Return true to let the request through, false to refuse it with 401. Undefined or null (a hook that
+ * forgets its return) refuse it too; any other answer (a session object, a user id) is a mistake that
+ * lets no one in (500 CONFIG_INVALID saying so). You can also throw a PayError to answer with your own code.
  */
 export type Authorize = (request: HookRequest) => boolean | Promise<boolean>;
 
@@ -79,8 +79,10 @@ async function resolveCheckoutFor(resolveCheckout: ResolveCheckout, request: Hoo
 /** The request with its JSON body, once the authorize hook (if any) let it through; else UNAUTHORIZED. */
 export async function authorizedRequest({ authorize, maxBodyBytes }: JsonRouteDeps, request: PayRequest): Promise<HookRequest> {
   const hookRequest: HookRequest = { ...request, body: readJsonBody(request, maxBodyBytes), header: (name) => getHeader(request.headers, name.toLowerCase()) };
-  if (authorize && !(await authorize(hookRequest))) {
-    throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request.');
-  }
-  return hookRequest;
+  if (!authorize) return hookRequest;
+  const verdict: unknown = await authorize(hookRequest);
+  if (verdict === true) return hookRequest;
+  if (verdict === false || verdict === undefined || verdict === null) throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request.');
+  // A session object or a user id would let everyone in the day it is a non-empty string by mistake: say so, let no one in.
+  throw new PayError('CONFIG_INVALID', `paywidget-server configuration: the authorize hook returned ${Array.isArray(verdict) ? 'an array' : typeof verdict === 'object' ? 'an object' : `a ${typeof verdict}`}; return true to let the request through, or false to refuse it (401).`, { details: { options: ['authorize'] } });
 }

@@ -200,6 +200,22 @@ describe('authorize', () => {
     expect(allowed.status).toBe(200);
     expect((await call(pay, 'GET', `/payments/${paymentId}`, undefined, { 'x-session': 'ok' })).status).toBe(200);
   });
+
+  it.each([
+    ['a string', 'no'],
+    ['a number', 1],
+    ['an object', { userId: 'u1' }],
+  ])('lets no one in when the hook answers %s instead of true or false, and says so (500 CONFIG_INVALID)', async (kind, verdict) => {
+    const pay = payFor(sb, { logger, authorize: () => verdict as never });
+    const answer = await call(pay, 'GET', '/payments/pay_anything');
+    expect(answer.status).toBe(500);
+    expect(answer.json.error).toMatchObject({ code: 'CONFIG_INVALID', message: `paywidget-server configuration: the authorize hook returned ${kind}; return true to let the request through, or false to refuse it (401).` });
+  });
+
+  it('refuses with 401 when the hook forgets its return (undefined)', async () => {
+    const pay = payFor(sb, { logger, authorize: (() => undefined) as never });
+    expect((await call(pay, 'GET', '/payments/pay_anything')).status).toBe(401);
+  });
 });
 
 describe('secrets', () => {
