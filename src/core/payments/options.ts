@@ -54,7 +54,7 @@ const ms = z.custom<number>((v) => Number.isSafeInteger(v) && (v as number) >= 0
 const timerMs = z.custom<number>((v) => Number.isSafeInteger(v) && (v as number) > 0 && (v as number) <= MAX_TIMER_MS, `must be a positive whole number of milliseconds, at most ${MAX_TIMER_MS} (about 24.8 days, the longest timer Node keeps)`);
 const statusList = z.array(z.string().trim().min(1, 'must not contain an empty status'));
 const schema = z.object({
-  terminalStatuses: z.object({ confirmed: statusList.optional(), failed: statusList.optional() }).optional(),
+  terminalStatuses: z.strictObject({ confirmed: statusList.optional(), failed: statusList.optional() }).optional(),
   statusAuth: z.enum(['client-token-or-merchant', 'merchant', 'client-token']).default('client-token-or-merchant'),
   pollBudgetMs: ms.default(10_000),
   pollIntervalMs: timerMs.default(250),

@@ -31,6 +31,9 @@ describe('terminal statuses', () => {
       throw new Error('no error');
     };
     expect(bad({ terminalStatuses: { confirmed: ['done'], failed: ['DONE'] } }).message).toContain("'done'");
+    // A misspelt list would leave its default in force without a word.
+    expect(bad({ terminalStatuses: { confirm: ['captured_ok'] } })).toMatchObject({ code: 'CONFIG_INVALID', details: { options: ['payments.terminalStatuses'] } });
+    expect(bad({ terminalStatuses: { confirm: ['captured_ok'] } }).message).toContain('confirm');
     expect(bad({ statusAuth: 'bearer' })).toMatchObject({ code: 'CONFIG_INVALID', details: { options: ['payments.statusAuth'] } });
     expect(bad({ pollBudgetMs: -1 }).message).toContain('payments.pollBudgetMs');
     expect(bad({ extractPayment: 'data.id' }).message).toContain('payments.extractPayment');
