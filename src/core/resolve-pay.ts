@@ -1,7 +1,16 @@
+import { PayError } from './errors.js';
 import { createPay, type Pay, type PayOptions } from './pay.js';
 
 /** Adapters take a configured instance or options (environment fallbacks) to create one. */
 export function resolvePay(payOrOptions?: Pay | PayOptions): Pay {
-  const candidate = payOrOptions as Partial<Pay> | undefined;
-  return typeof candidate?.handle === 'function' ? (payOrOptions as Pay) : createPay(payOrOptions as PayOptions | undefined);
+  const candidate = payOrOptions as (Partial<Pay> & Record<string, unknown>) | undefined;
+  if (typeof candidate?.handle === 'function') return payOrOptions as Pay;
+  // Plain JavaScript makes these two mistakes without a word from the compiler; as options, both read as empty.
+  if (typeof candidate?.then === 'function') {
+    throw new PayError('CONFIG_INVALID', 'paywidget-server: the adapter was given a Promise, not a Pay instance: await it first (payMiddleware(await makePay())), else a second instance built from the environment would take your webhooks and run none of your handlers.');
+  }
+  if (candidate !== undefined && (('socket' in candidate && 'headers' in candidate) || ('req' in candidate && 'res' in candidate))) {
+    throw new PayError('CONFIG_INVALID', "paywidget-server: the adapter was mounted without being called, so it got a request instead of a Pay instance. Call it: app.use('/pay', payMiddleware(pay)) in Express, app.use(payRouter(pay).routes()) in Koa, export default createPagesHandler(pay) in Next.");
+  }
+  return createPay(payOrOptions as PayOptions | undefined);
 }

@@ -125,3 +125,27 @@ describe('createPay({ maxBodyBytes })', () => {
     expect(() => createPay({ env: {}, maxBodyBytes: -5, webhooks: { maxBodyBytes: 4096 } })).toThrow(/maxBodyBytes must be a positive whole number of bytes/);
   });
 });
+
+describe('payMiddleware given the wrong thing, as plain JavaScript allows', () => {
+  it('refuses an un-awaited Pay at mount, instead of building a second instance whose webhooks run no handler', () => {
+    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+    expect(() => payMiddleware(Promise.resolve(pay) as never)).toThrow(/was given a Promise, not a Pay instance: await it first/);
+  });
+
+  it('mounted without being called, every request fails naming the call to write (not "unknown option _events")', async () => {
+    const errors: Error[] = [];
+    const app = await appWith((a) => {
+      a.use('/pay', payMiddleware as never);
+      a.use((error: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+        errors.push(error);
+        res.status(500).send('failed');
+      });
+    });
+    try {
+      expect((await app.send({ method: 'GET', path: '/payments/pay_1' })).status).toBe(500);
+      expect(errors[0]?.message).toContain("mounted without being called, so it got a request instead of a Pay instance. Call it: app.use('/pay', payMiddleware(pay))");
+    } finally {
+      await app.close();
+    }
+  });
+});

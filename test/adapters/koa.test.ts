@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
+import { describe, expect, it } from 'vitest';
 import { payRouter } from 'paywidget-server/koa';
 import { describeAdapter } from './behaviour.js';
 import { listen } from './listen.js';
@@ -62,4 +63,22 @@ describeAdapter({
     return appWith((app) => app.use(parent.routes()), '/shop/pay');
   },
   fallthrough: { status: 404, text: /koa fallthrough/ },
+});
+
+describe('payRouter mounted without being called, as plain JavaScript allows', () => {
+  it('fails every request naming the call to write', async () => {
+    const errors: Error[] = [];
+    const app = await appWith((koa) => {
+      koa.silent = true;
+      koa.on('error', (error: Error) => errors.push(error));
+      koa.use(payRouter as never);
+    });
+    try {
+      expect((await app.send({ method: 'GET', path: '/payments/pay_1' })).status).toBe(500);
+      expect(errors[0]?.message).toContain('mounted without being called, so it got a request instead of a Pay instance. Call it:');
+      expect(errors[0]?.message).toContain('app.use(payRouter(pay).routes()) in Koa');
+    } finally {
+      await app.close();
+    }
+  });
 });
