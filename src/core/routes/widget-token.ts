@@ -19,9 +19,10 @@ export type HookRequest = PayRequest & {
 
 export type ResolveCheckout = (request: HookRequest) => MintInput | Promise<MintInput>;
 /**
- * Return true to let the request through, false to refuse it with 401. Undefined or null (a hook that
- * forgets its return) refuse it too; any other answer (a session object, a user id) is a mistake that
- * lets no one in (500 CONFIG_INVALID saying so). You can also throw a PayError to answer with your own code.
+ * Return true to let the request through, false to refuse it with 401. Any falsy answer refuses it (a hook
+ * that forgets its return keeps the routes closed); a truthy one other than true (a session object, a
+ * user id) is a mistake that lets no one in (500 CONFIG_INVALID saying so). You can also throw a PayError
+ * to answer with your own code.
  */
 export type Authorize = (request: HookRequest) => boolean | Promise<boolean>;
 
@@ -82,7 +83,7 @@ export async function authorizedRequest({ authorize, maxBodyBytes }: JsonRouteDe
   if (!authorize) return hookRequest;
   const verdict: unknown = await authorize(hookRequest);
   if (verdict === true) return hookRequest;
-  if (verdict === false || verdict === undefined || verdict === null) throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request.');
+  if (!verdict) throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request.');
   // A session object or a user id would let everyone in the day it is a non-empty string by mistake: say so, let no one in.
   throw new PayError('CONFIG_INVALID', `paywidget-server configuration: the authorize hook returned ${Array.isArray(verdict) ? 'an array' : typeof verdict === 'object' ? 'an object' : `a ${typeof verdict}`}; return true to let the request through, or false to refuse it (401).`, { details: { options: ['authorize'] } });
 }
