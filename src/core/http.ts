@@ -1,6 +1,7 @@
 import { variableAndOption, type HttpPolicy } from './config.js';
 import { PayError, UpstreamError } from './errors.js';
 import { jsonSyntaxCause } from './json-syntax-cause.js';
+import { redactBytes } from './redact-bytes.js';
 import { parseRetryAfter } from './retry-after.js';
 import { BodyDecodingError } from './transport/decompress.js';
 import { fetchTransport } from './transport/fetch.js';
@@ -206,14 +207,15 @@ export const refusedCredentials = (status: number): boolean => status === 401 ||
 export const MERCHANT_CREDENTIALS_HINT = 'Check the merchant credentials: PAY_MERCHANT_ID and PAY_MERCHANT_API_KEY (payment.merchantId and payment.apiKey).';
 
 /**
- * Throws the upstream's refusal as an UpstreamError that keeps its status, content-type, Retry-After and bytes.
+ * Throws the upstream's refusal as an UpstreamError that keeps its status, content-type, Retry-After and bytes,
+ * but for the credentials the call sent (`sent`), should the service echo them back: those are redacted.
  * `credentialsHint` says what to check on a 401 or 403, in the message only (the body stays the upstream's).
  */
-export function assertOk(service: string, response: UpstreamResponse, credentialsHint?: string): void {
+export function assertOk(service: string, response: UpstreamResponse, credentialsHint?: string, sent: readonly string[] = []): void {
   if (response.ok) return;
   const { status } = response;
   const message = credentialsHint !== undefined && refusedCredentials(status) ? `The ${service} service answered HTTP ${status}. ${credentialsHint}` : undefined;
-  throw new UpstreamError(service, status, response.headers.get('content-type') ?? undefined, response.body, message, response.headers.get('retry-after') ?? undefined);
+  throw new UpstreamError(service, status, response.headers.get('content-type') ?? undefined, redactBytes(response.body, sent), message, response.headers.get('retry-after') ?? undefined);
 }
 
 /**

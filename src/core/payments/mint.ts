@@ -43,7 +43,7 @@ export async function mintWidgetToken(ctx: MintContext, input: MintInput): Promi
   }, ctx.http, ctx.logger);
 
   if (!response.ok) ctx.logger.warn({ orderId, status: response.status }, refusedCredentials(response.status) ? `payment service refused the merchant credentials when minting a widget token. ${MERCHANT_CREDENTIALS_HINT}` : 'payment service refused to mint a widget token');
-  assertOk('payment', response, MERCHANT_CREDENTIALS_HINT);
+  assertOk('payment', response, MERCHANT_CREDENTIALS_HINT, [ctx.payment.apiKey.reveal()]);
   const body = parseJsonBody('payment', response) as { widget_token?: unknown; expires_at?: unknown } | null;
   if (typeof body?.widget_token !== 'string' || body.widget_token === '') {
     throw new PayError('UPSTREAM_INVALID_RESPONSE', 'The payment service answered the mint call without a widget_token.');

@@ -80,15 +80,15 @@ export function toClientToken(value: unknown): Secret | undefined {
 }
 
 /** The headers that authenticate the status call, by `payments.statusAuth`. */
-function credentials(ctx: StatusContext, token: Secret | undefined): { url: string; headers: Record<string, string>; by: 'client-token' | 'merchant' } {
+function credentials(ctx: StatusContext, token: Secret | undefined): { url: string; headers: Record<string, string>; by: 'client-token' | 'merchant'; secret: string } {
   if (token && ctx.statusAuth !== 'merchant') {
-    return { url: ctx.payment().apiUrl, headers: { authorization: `Bearer ${token.reveal()}` }, by: 'client-token' };
+    return { url: ctx.payment().apiUrl, headers: { authorization: `Bearer ${token.reveal()}` }, by: 'client-token', secret: token.reveal() };
   }
   if (ctx.statusAuth === 'client-token') {
     throw invalidInput('clientToken', "payments.statusAuth is 'client-token', so the status of a payment can only be read with its payment_client_token: pass { clientToken }. Set statusAuth to 'client-token-or-merchant' to use the merchant credentials otherwise.");
   }
   const payment = ctx.payment();
-  return { url: payment.apiUrl, headers: { 'x-merchant-id': payment.merchantId, 'x-merchant-api-key': payment.apiKey.reveal() }, by: 'merchant' };
+  return { url: payment.apiUrl, headers: { 'x-merchant-id': payment.merchantId, 'x-merchant-api-key': payment.apiKey.reveal() }, by: 'merchant', secret: payment.apiKey.reveal() };
 }
 
 /**
@@ -98,7 +98,7 @@ function credentials(ctx: StatusContext, token: Secret | undefined): { url: stri
  */
 export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: string, options: StatusOptions = {}, policy?: Partial<HttpPolicy>): Promise<PaymentStatus> {
   const paymentId = checkPaymentId(paymentIdInput);
-  const { url, headers, by } = credentials(ctx, toClientToken(options.clientToken));
+  const { url, headers, by, secret } = credentials(ctx, toClientToken(options.clientToken));
   const response = await callUpstream({
     service: 'payment',
     method: 'GET',
@@ -113,7 +113,7 @@ export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: str
   }
   const hint = by === 'merchant' ? MERCHANT_CREDENTIALS_HINT : 'Check the payment_client_token: it must be the one the checkout answered for this payment.';
   if (!response.ok) ctx.logger.warn({ paymentId, status: response.status, credential: by }, refusedCredentials(response.status) ? `payment service refused the credentials of a status call. ${hint}` : 'payment service refused a status call');
-  assertOk('payment', response, hint);
+  assertOk('payment', response, hint, [secret]);
   const body = parseJsonBody('payment', response) as Record<string, unknown> | null;
   const status = typeof body === 'object' && body !== null ? body.status : undefined;
   if (typeof status !== 'string' || status.trim() === '') {

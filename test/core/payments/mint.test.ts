@@ -4,6 +4,7 @@ import { createPay, PayError, UpstreamError, type Pay, type PayOptions } from 'p
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { freePort as closedPort } from '../../helpers/free-port.js';
+import { startLocalServer } from '../../helpers/local-server.js';
 
 let sandbox: Sandbox;
 const logger = captureLogger();
@@ -264,6 +265,29 @@ describe('POST /widget-token', () => {
     // The browser still gets the service's own answer.
     const response = await mintRoute(pay);
     expect(response.text).not.toContain('PAY_MERCHANT');
+  });
+
+  it('redacts the credentials from a refusal that echoes the request back (a gateway\'s debug page), and passes the rest unchanged', async () => {
+    const echo = await startLocalServer((req, res) => {
+      res.writeHead(req.url!.includes('/status') ? 403 : 400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'bad', got: req.headers }));
+    });
+    try {
+      const apiKey = 'sk_live_reflected_0123456789';
+      const pay = payFor({ ...checkout, payment: { apiUrl: echo.base, merchantId: 'merchant_echo', apiKey, webhookSecret: 'w' } });
+      const response = await mintRoute(pay);
+      expect(response.status).toBe(400);
+      expect(response.text).not.toContain(apiKey);
+      expect(JSON.parse(response.text)).toMatchObject({ error: 'bad', got: { 'x-merchant-api-key': '[redacted]', 'x-merchant-id': 'merchant_echo' } });
+
+      // The status call's credential too: the client token, sent as a Bearer token.
+      const clientToken = 'pct_reflected_abcdefghij';
+      const refused = await pay.payments.status('pay_echo', { clientToken }).then(() => undefined, (e: unknown) => e as UpstreamError);
+      expect(refused).toBeInstanceOf(UpstreamError);
+      expect(refused!.bodyText).not.toContain(clientToken);
+      expect(JSON.parse(refused!.bodyText)).toMatchObject({ got: { authorization: 'Bearer [redacted]' } });
+    } finally {
+      await echo.close();
+    }
   });
 
   it('passes an amount the service refuses through unchanged', async () => {
