@@ -9,7 +9,7 @@ export function resolvePay(payOrOptions?: Pay | PayOptions): Pay {
   if (typeof candidate?.then === 'function') {
     throw new PayError('CONFIG_INVALID', 'paywidget-server: the adapter was given a Promise, not a Pay instance: await it first (payMiddleware(await makePay())), else a second instance built from the environment would take your webhooks and run none of your handlers.');
   }
-  if (candidate !== undefined && (('socket' in candidate && 'headers' in candidate) || ('req' in candidate && 'res' in candidate))) {
+  if (typeof candidate === 'object' && candidate !== null && (('socket' in candidate && 'headers' in candidate) || ('req' in candidate && 'res' in candidate))) {
     throw new PayError('CONFIG_INVALID', "paywidget-server: the adapter was mounted without being called, so it got a request instead of a Pay instance. Call it: app.use('/pay', payMiddleware(pay)) in Express, app.use(payRouter(pay).routes()) in Koa, export default createPagesHandler(pay) in Next.");
   }
   return createPay(payOrOptions as PayOptions | undefined);
