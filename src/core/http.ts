@@ -79,9 +79,20 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
 }
 
 /** One attempt; its time-out covers the body too, so a body that trickles or hangs times out. */
-function attemptOnce(call: UpstreamCall, timeoutMs: number, transport: Transport): Promise<UpstreamResponse> {
-  const timeout = AbortSignal.timeout(Math.max(1, timeoutMs));
-  return transport(call, call.signal ? AbortSignal.any([call.signal, timeout]) : timeout);
+async function attemptOnce(call: UpstreamCall, timeoutMs: number, transport: Transport): Promise<UpstreamResponse> {
+  // A timer of our own, not AbortSignal.any([signal, AbortSignal.timeout()]): on Node 20 the combined signal
+  // holds the time-out weakly, so a garbage collection could drop it and a hung service hang the call for ever.
+  const attempt = new AbortController();
+  const timer = setTimeout(() => attempt.abort(new DOMException(`The attempt timed out after ${timeoutMs} ms.`, 'TimeoutError')), Math.max(1, timeoutMs));
+  const onAbort = () => attempt.abort(call.signal!.reason);
+  if (call.signal?.aborted) onAbort();
+  else call.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await transport(call, attempt.signal);
+  } finally {
+    clearTimeout(timer);
+    call.signal?.removeEventListener('abort', onAbort);
+  }
 }
 
 function isRetryableStatus(status: number): boolean {

@@ -1,5 +1,7 @@
 import { getEventListeners, once } from 'node:events';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayError } from '../../src/index.js';
 import { resolveConfig, type HttpPolicy } from '../../src/core/config.js';
@@ -211,6 +213,25 @@ describe('callUpstream', () => {
       odd.close();
     }
   });
+
+  it.each(['auto', 'fetch'] as const)('times out a hung service when the caller passes a signal, garbage collections or not (transport %s)', async (transport) => {
+    // On Node 20, AbortSignal.any held AbortSignal.timeout() weakly: after a collection the attempt waited for ever.
+    const hung = createTcpServer(() => {});
+    hung.listen(0, '127.0.0.1');
+    await once(hung, 'listening');
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const collecting = setInterval(gc, 20);
+    try {
+      const url = `http://127.0.0.1:${(hung.address() as AddressInfo).port}/rest/V1/orders`;
+      const signal = new AbortController().signal;
+      const error = await callUpstream({ service: 'commerce', method: 'GET', url, signal }, policy({ transport, attemptTimeoutMs: 300, totalTimeoutMs: 600, maxRetries: 0 })).then(() => undefined, (e: unknown) => e);
+      expect(error).toMatchObject({ code: 'UPSTREAM_TIMEOUT' });
+    } finally {
+      clearInterval(collecting);
+      hung.close();
+    }
+  }, 5_000);
 
   it("http.transport 'fetch' sends through fetch, 'auto' through node:http on Node", async () => {
     // fetch adds Sec-Fetch-Mode to every request; node:http never does.
