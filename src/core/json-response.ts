@@ -12,3 +12,8 @@ export function jsonResponse(status: number, body: unknown): PayResponse {
 export function jsonTextResponse(status: number, json: string): PayResponse {
   return { status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': NO_STORE }, body: json };
 }
+
+/** A 204 or 304 carries no body and claims no length, whatever else is set (RFC 9110). */
+export function isBodiless(status: number): boolean {
+  return status === 204 || status === 304;
+}

@@ -1,4 +1,5 @@
 import { PayError, toPayError } from '../../core/errors.js';
+import { isBodiless } from '../../core/json-response.js';
 import type { Pay, PayOptions } from '../../core/pay.js';
 import { resolvePay } from '../../core/resolve-pay.js';
 import { readLimited } from '../../core/read-limited.js';
@@ -58,6 +59,5 @@ async function readBody(request: Request, limit: number): Promise<Pick<PayReques
 
 /** A 204 or 304 carries no body: a Fetch Response refuses one, even empty. */
 function toFetchResponse(response: PayResponse): Response {
-  const bodiless = response.status === 204 || response.status === 304;
-  return new Response(bodiless ? null : (response.body as BodyInit), { status: response.status, headers: response.headers });
+  return new Response(isBodiless(response.status) ? null : (response.body as BodyInit), { status: response.status, headers: response.headers });
 }

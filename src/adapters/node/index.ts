@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import getRawBody from 'raw-body';
 import { toPayError } from '../../core/errors.js';
+import { isBodiless } from '../../core/json-response.js';
 import type { Pay } from '../../core/pay.js';
 import { bodyTooLarge, bodyUnreadable, READ_LIMIT_OPTIONS } from '../../core/request-body.js';
 import type { Framework, PayRequest, PayResponse } from '../../core/types.js';
@@ -63,8 +64,7 @@ export function sendPayResponse(res: ServerResponse, response: PayResponse): voi
   // writeHead keeps headers set earlier (CORS middleware) and skips setHeader's per-call bookkeeping; it fixes
   // the headers at once, so the length is given here (else the answer goes out chunked). A HEAD answer brings
   // the length its GET would have had. A 204 or 304 carries no body and must not claim a length (RFC 9110).
-  const bodiless = response.status === 204 || response.status === 304;
-  res.writeHead(response.status, bodiless ? response.headers : { 'content-length': Buffer.byteLength(response.body), ...response.headers });
+  res.writeHead(response.status, isBodiless(response.status) ? response.headers : { 'content-length': Buffer.byteLength(response.body), ...response.headers });
   res.end(response.body);
 }
 

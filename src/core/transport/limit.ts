@@ -1,3 +1,5 @@
+import { isBodiless } from '../json-response.js';
+
 /**
  * The most bytes an upstream answer may hold, after decompression. A search page of 1,000 orders is
  * about 6 MB; an answer past this is a faulty proxy or a compression bomb, and reading it would take
@@ -20,5 +22,5 @@ export function declaredTooLarge(contentLength: string | null | undefined): bool
 
 /** Whether an answer carries a body: never to HEAD, never with 204 or 304 (RFC 9110), whatever its headers say. */
 export function hasBody(method: string, status: number): boolean {
-  return method !== 'HEAD' && status !== 204 && status !== 304;
+  return method !== 'HEAD' && !isBodiless(status);
 }
