@@ -253,6 +253,14 @@ describe('paywidget CLI', () => {
     expect(again.code).toBe(0);
   });
 
+  it('resumes a checkpoint of one --status when that --status is repeated', async () => {
+    const checkpoint = join(dir, 'one-status.json');
+    expect((await run(['orders', 'sync', '--status', 'pending', '--checkpoint', checkpoint])).code).toBe(0);
+    const again = await run(['orders', 'sync', '--status', 'pending', '--status', 'pending', '--checkpoint', checkpoint]);
+    expect(again.stderr).toMatch(/^Synced \d+ orders/);
+    expect(again.code).toBe(0);
+  });
+
   it('reports a damaged position in a checkpoint file as such, not as other filters (exit 1)', async () => {
     const checkpoint = join(dir, 'damaged.json');
     await import('node:fs/promises').then((fs) => fs.writeFile(checkpoint, '{"orders-sync":"garbage"}'));

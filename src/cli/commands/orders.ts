@@ -138,14 +138,13 @@ ${ENVIRONMENT}`,
     const pageSize = wholeNumber(path, 'page-size', values['page-size'], 'a positive integer', 1);
     const bad = values.status?.find((s) => s.trim() === '' || s.includes(','));
     if (bad !== undefined) throw new UsageError(`--status must be one status code such as 'pending' (got '${bad}'); repeat --status for several.`, path);
-    const status = values.status?.length === 1 ? values.status[0] : values.status;
     const createdFrom = values.from === undefined ? undefined : parseCliDate(values.from, 'from', path);
     const createdTo = values.to === undefined ? undefined : parseCliDate(values.to, 'to', path);
     checkWindow(createdFrom, createdTo, path);
 
     const unlock = values.checkpoint === undefined ? undefined : await lockCheckpointFile(values.checkpoint);
     try {
-      return await runSync(io, path, { status, createdFrom, createdTo, pageSize, checkpoint: values.checkpoint, out: values.out });
+      return await runSync(io, path, { status: values.status, createdFrom, createdTo, pageSize, checkpoint: values.checkpoint, out: values.out });
     } finally {
       await unlock?.();
     }

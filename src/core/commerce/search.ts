@@ -78,9 +78,13 @@ function statusValue(value: unknown): string {
   return value;
 }
 
-/** A set of statuses in one order, each once, so the same set always makes the same filter (and checkpoint). */
-export function statusSet(statuses: readonly string[]): string[] {
-  return [...new Set(statuses)].sort();
+/**
+ * A set of statuses in one order, each once, and one status alone as itself, so the same set always
+ * makes the same filter (and checkpoint): ['pending', 'pending'] and ['pending'] are 'pending'.
+ */
+export function statusSet(statuses: readonly string[]): string | string[] {
+  const set = [...new Set(statuses)].sort();
+  return set.length === 1 ? set[0]! : set;
 }
 
 export function normalizeFilter(filter: OrderFilter & Pick<OrderSearch, 'incrementId'> = {}): NormalizedFilter {

@@ -76,7 +76,7 @@ function readPosition(name: string, raw: string | undefined): SavedPosition | un
   return value as SavedPosition;
 }
 
-/** Statuses compared as sets: a position saved before normalizeFilter sorted them still resumes. */
+/** Statuses compared as sets: a position saved before normalizeFilter sorted them (or made one status a string) still resumes. */
 const canonical = (filter: NormalizedFilter): NormalizedFilter => (Array.isArray(filter.status) ? { ...filter, status: statusSet(filter.status) } : filter);
 const sameFilter = (a: NormalizedFilter, b: NormalizedFilter) => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 

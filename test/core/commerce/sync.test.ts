@@ -159,6 +159,17 @@ describe('orders.sync', () => {
     expect(error.message).toContain("Checkpoint 'processing' belongs to a sync with filter");
   });
 
+  it('takes one status, alone or repeated in an array, as the same filter: a checkpoint saved with one resumes with the others', async () => {
+    sb = await commerceSandbox({ orders: 60 });
+    const pay = payFor(sb);
+    const first = await pay.orders.sync({ checkpoint: 'pending', status: 'pending', onOrder: () => {} });
+    for (const status of [['pending'], ['pending', 'pending']]) {
+      const again = await pay.orders.sync({ checkpoint: 'pending', status, onOrder: () => {} });
+      expect(again.complete).toBe(true);
+      expect(again.position).toBe(first.position);
+    }
+  });
+
   it('stops on abort, saves its position, and continues next time', async () => {
     sb = await commerceSandbox({ orders: 300 });
     const checkpoints = new MemoryCheckpointStore();
