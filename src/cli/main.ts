@@ -65,10 +65,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       await write(io.stderr, `${path}: ${error.message}\n`);
       return error.exitCode;
     }
+    // A command stopped by Ctrl-C fails with whatever its aborted call threw; what happened is the interruption.
+    if (io.signal?.aborted) {
+      await write(io.stderr, `${path}: interrupted.\n`);
+      return EXIT.interrupted;
+    }
     const message = error instanceof PayError ? `${forTheShell(error.message)} [${error.code}]` : `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
     await write(io.stderr, `${path}: ${message}\n`);
-    // A command stopped by Ctrl-C fails with whatever its aborted call threw; what happened is the interruption.
-    return io.signal?.aborted ? EXIT.interrupted : EXIT.failed;
+    return EXIT.failed;
   }
 }
 

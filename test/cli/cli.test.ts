@@ -68,6 +68,8 @@ describe('paywidget CLI', () => {
     // Values the CLI's pattern would pass but the core refuses: usage errors too, not failed runs.
     [['orders', 'get', '0'], 2, 'stderr', /expected one order entity_id \(a positive integer of at most 15 digits\)/],
     [['orders', 'get', '1234567890123456'], 2, 'stderr', /expected one order entity_id/],
+    // An increment_id (the number shoppers see) where the entity_id belongs: a usage error that says so.
+    [['orders', 'get', '000000005'], 2, 'stderr', /'000000005' has a leading zero, as an increment_id has[\s\S]*entity_id[\s\S]*paywidget orders get --help/],
     [['orders', 'sync', '--from', '2025-02-30'], 2, 'stderr', /--from '2025-02-30' is not a real date[\s\S]*paywidget orders sync --help/],
     [['orders', 'sync', '--to', '2025-02-29T10:00:00Z'], 2, 'stderr', /--to '2025-02-29T10:00:00Z' is not a date/], // Date would roll it to March 1
     [['orders', 'sync', '--from', '2025-13-01 00:00:00'], 2, 'stderr', /--from '2025-13-01 00:00:00' is not a real date/],
@@ -107,6 +109,20 @@ describe('paywidget CLI', () => {
     const wrong = await run(['orders', 'get', '1'], { env: { ...env(), COMMERCE_PASSWORD: 'wrong' } });
     expect(wrong.stderr).toMatch(/\[COMMERCE_AUTH_FAILED\]/);
     expect(wrong.stderr + missing.stderr).not.toContain(sb.commercePassword);
+  });
+
+  it('orders get stops at once when interrupted (exit 130), however long the platform takes', async () => {
+    const slow = sb.commerce.faults.inject({ route: '/rest/default/V1/orders/7', latencyMs: 5_000 });
+    try {
+      const controller = new AbortController();
+      const started = performance.now();
+      setTimeout(() => controller.abort(), 200);
+      const result = await run(['orders', 'get', '7'], { signal: controller.signal });
+      expect(result).toMatchObject({ code: 130, stdout: '', stderr: 'paywidget orders get: interrupted.\n' });
+      expect(performance.now() - started).toBeLessThan(2_000);
+    } finally {
+      sb.commerce.faults.remove(slow);
+    }
   });
 
   it('remembers a refused login across runs, so a cron job never locks the account, and never writes the token', async () => {

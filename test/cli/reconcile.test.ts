@@ -97,7 +97,9 @@ describe('paywidget reconcile', () => {
 
     expect((await run(['reconcile', '--help'])).stdout).toMatch(/REDIS_URL[\s\S]*in memory and empty/);
     // Ctrl-C: the aborted read fails the command, but the exit code says it was interrupted.
-    expect((await run(['reconcile', '--from', '2020-01-01', '--to', '2020-01-31'], env(), AbortSignal.abort())).code).toBe(130);
+    const interrupted = await run(['reconcile', '--from', '2020-01-01', '--to', '2020-01-31'], env(), AbortSignal.abort());
+    expect(interrupted.code).toBe(130);
+    expect(interrupted.stderr).toBe('paywidget reconcile: interrupted.\n');
     expect((await run(['reconcile', '--from', '2020-01-01'])).stderr).toContain('--from and --to are both required');
     expect((await run(['--help'])).stdout).toMatch(/payments\s+read and reconcile payments[\s\S]*reconcile\s+cross-check/);
   });

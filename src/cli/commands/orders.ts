@@ -53,11 +53,15 @@ ${ENVIRONMENT}`,
   async run(args, io, path) {
     const { values, positionals } = parse(path, args, {}, true);
     if (values.help) return printHelp(io, this);
-    // The core's own rule (1 to 15 digits, not 0), checked here so that a bad id is a usage error (exit 2).
-    if (positionals.length !== 1 || !/^\d{1,15}$/.test(positionals[0]!) || Number(positionals[0]) < 1) {
+    // The core's own rule (1 to 15 digits, no leading zero), checked here so that a bad id is a usage error (exit 2).
+    const [id] = positionals;
+    if (positionals.length === 1 && /^0+[0-9]/.test(id!)) {
+      throw new UsageError(`'${id}' has a leading zero, as an increment_id has (the order number shoppers see); orders get takes the order's entity_id, a positive integer without leading zeros.`, path);
+    }
+    if (positionals.length !== 1 || !/^[1-9][0-9]{0,14}$/.test(id!)) {
       throw new UsageError('expected one order entity_id (a positive integer of at most 15 digits).', path);
     }
-    const order = await withOrders(io, undefined, (orders) => orders.get(positionals[0]!));
+    const order = await withOrders(io, undefined, (orders) => orders.get(id!, { signal: io.signal }));
     await write(io.stdout, `${JSON.stringify(order, null, 2)}\n`);
     return EXIT.ok;
   },

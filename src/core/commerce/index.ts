@@ -20,8 +20,8 @@ export type {
 
 /** `pay.orders`: the merchant's orders on the commerce platform. */
 export interface Orders {
-  /** One order by `entity_id`; ORDER_NOT_FOUND (404) when there is none. */
-  get(entityId: number | string): Promise<CommerceOrder>;
+  /** One order by `entity_id`; ORDER_NOT_FOUND (404) when there is none. `signal` stops the wait (the login too). */
+  get(entityId: number | string, options?: { signal?: AbortSignal }): Promise<CommerceOrder>;
   /** One page of a search (100 orders unless pageSize says otherwise), sorted by entity_id ascending, its echo checked against what was sent. */
   search(query?: OrderSearch): Promise<CommerceSearchResult>;
   /** Every matching order, entity_id ascending, across pages fetched a few at a time. */
@@ -43,7 +43,7 @@ export function createOrders(config: CommerceConfig, deps: OrdersDeps): Orders {
   const reader = new OrderReader(new CommerceClient({ config, http: deps.http, logger: deps.logger, tokens }), deps.logger);
   const checkpoints = deps.stores?.checkpoints ?? new MemoryCheckpointStore();
   return {
-    get: (entityId) => reader.get(entityId),
+    get: (entityId, options) => reader.get(entityId, options),
     search: (query) => reader.search(query),
     iterate: (options) => reader.iterate(options),
     sync: (options) => syncOrders(reader, checkpoints, { logger: deps.logger, now: deps.now ?? Date.now }, options),

@@ -77,9 +77,9 @@ export class OrderReader {
     readonly logger: Logger,
   ) {}
 
-  async get(entityId: number | string): Promise<CommerceOrder> {
+  async get(entityId: number | string, options?: { signal?: AbortSignal }): Promise<CommerceOrder> {
     const id = toEntityId(entityId);
-    const response = await this.client.read(`/orders/${id}`, undefined);
+    const response = await this.client.read(`/orders/${id}`, undefined, options?.signal);
     if (response.status === 404) {
       const body = readMagentoError(response);
       // A 404 without Magento's body, or with its "no route" body, is a wrong URL, not a missing order.
