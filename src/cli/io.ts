@@ -86,6 +86,16 @@ export function write(stream: Writable, text: string): Promise<void> {
   });
 }
 
+/**
+ * Writes a command's answer, whose exit code says what it found: a reader that went away after the first
+ * lines (`| head`) must not turn "disagreements found" (3) into success, so a broken pipe is not an error here.
+ */
+export function writeVerdict(stream: Writable, text: string): Promise<void> {
+  return write(stream, text).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
+
 /** `--help` on any command: its help text on stdout, exit 0. */
 export async function printHelp(io: CliIo, command: Pick<Command, 'help'>): Promise<number> {
   await write(io.stdout, `${command.help}\n`);

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
@@ -26,6 +27,9 @@ async function run(argv: string[], environment: Record<string, string | undefine
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
+/** stdout after its reader went away (`| head`). */
+const brokenPipe = () => new Writable({ write: (_chunk, _encoding, callback) => callback(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })) });
+
 describe('paywidget payments reconcile', () => {
   it('prints the outcome; exit 0 confirmed, 3 failed, 4 unresolved', async () => {
     const confirmed = sb.payments.create({ amount: 1999, currency: 'EUR', orderId: '000000042', status: 'succeeded' });
@@ -39,6 +43,7 @@ describe('paywidget payments reconcile', () => {
     const failed = await run(['payments', 'reconcile', declined.id, '--json']);
     expect(failed.code).toBe(3);
     expect(JSON.parse(failed.stdout)).toEqual({ paymentId: declined.id, status: 'declined', outcome: 'failed', source: 'poll', orderId: 'o-2', amount: 500, currency: 'USD' });
+    expect(await main(['payments', 'reconcile', declined.id], { stdout: brokenPipe(), stderr: sink().stream, env: env() })).toBe(3); // | head
 
     const pending = sb.payments.create({ amount: 500, currency: 'USD', orderId: 'o-3', method: 'pay_by_bank' });
     const unresolved = await run(['payments', 'reconcile', pending.id, '--budget', '50']);
@@ -88,6 +93,9 @@ describe('paywidget reconcile', () => {
     expect(row).toMatch(new RegExp(`^order_paid_without_payment\\s+${paid.increment_id as string}\\s+${paid.entity_id}\\s+-\\s+order processing/processing$`));
     expect(table.stdout).toContain('2 orders created');
     expect(table.stdout).toContain('0 paid and confirmed, 1 unpaid, 1 disagreement.');
+
+    // `| head`: the reader leaving does not turn "disagreements found" into success.
+    expect(await main(['reconcile', '--from', from, '--to', to], { stdout: brokenPipe(), stderr: sink().stream, env: env() })).toBe(3);
 
     const json = await run(['reconcile', '--from', from, '--to', to, '--json']);
     expect(JSON.parse(json.stdout)).toMatchObject({ orders: 2, paid: 0, unpaid: 1, findings: [{ kind: 'order_paid_without_payment', entityId: paid.entity_id }] });

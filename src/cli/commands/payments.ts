@@ -4,7 +4,7 @@ import { isPaymentId } from '../../core/payments/status.js';
 import type { ReconcileResult } from '../../core/payments/reconcile.js';
 import { sharedStores } from '../shared-stores.js';
 import { silentLogger } from '../../core/logger.js';
-import { commandGroup, EXIT, parse, UsageError, wholeNumber, write, type Command, printHelp } from '../io.js';
+import { commandGroup, EXIT, parse, UsageError, wholeNumber, writeVerdict, type Command, printHelp } from '../io.js';
 import { formatPairs } from '../table.js';
 
 export const PAYMENT_ENVIRONMENT = `Environment:
@@ -75,7 +75,7 @@ ${PAYMENT_ENVIRONMENT}`,
     } finally {
       await shared.close();
     }
-    await write(io.stdout, values.json ? `${JSON.stringify(result, null, 2)}\n` : `${describeResult(result)}\n`);
+    await writeVerdict(io.stdout, values.json ? `${JSON.stringify(result, null, 2)}\n` : `${describeResult(result)}\n`);
     // A verdict reached stands, even if Ctrl-C came while it was read.
     if (result.outcome === 'confirmed') return EXIT.ok;
     if (result.outcome === 'failed') return RECONCILE_EXIT.paymentFailed;

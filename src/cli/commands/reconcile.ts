@@ -1,7 +1,7 @@
 import { createPay } from '../../core/pay.js';
 import type { OrderFinding, OrderReconciliationReport } from '../../core/payments/reconcile-orders.js';
 import { checkWindow, parseCliDate } from '../dates.js';
-import { EXIT, parse, UsageError, write, type Command, printHelp } from '../io.js';
+import { EXIT, parse, UsageError, writeVerdict, type Command, printHelp } from '../io.js';
 import { formatTable } from '../table.js';
 import { silentLogger } from '../../core/logger.js';
 import { sharedStores } from '../shared-stores.js';
@@ -76,7 +76,7 @@ Environment: COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD (see 'paywidget 
     } finally {
       await shared.close();
     }
-    await write(io.stdout, values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report)}\n`);
+    await writeVerdict(io.stdout, values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report)}\n`);
     return report.findings.length === 0 ? EXIT.ok : RECONCILE_EXIT.findings;
   },
 };
