@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFile, mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -75,6 +75,8 @@ describe('paywidget CLI', () => {
     [['orders', 'sync', '--from', '2025-13-01 00:00:00'], 2, 'stderr', /--from '2025-13-01 00:00:00' is not a real date/],
     [['orders', 'sync', '--from', '2025-03-02', '--to', '2025-03-01'], 2, 'stderr', /--from \(2025-03-02 00:00:00 UTC\) is after --to \(2025-03-01 23:59:59 UTC\)/],
     [['orders', 'sync', '--status', 'pending,complete'], 2, 'stderr', /--status must be one status code[\s\S]*repeat --status/],
+    [['orders', 'sync', '--checkpoint', ''], 2, 'stderr', /--checkpoint needs a file name[\s\S]*paywidget orders sync --help/],
+    [['orders', 'sync', '--out', ''], 2, 'stderr', /--out needs a file name/],
     [['reconcile', '--from', '2025-03-02', '--to', '2025-02-30'], 2, 'stderr', /--to '2025-02-30' is not a real date/],
     [['reconcile', '--from', '2025-03-02', '--to', '2025-03-01'], 2, 'stderr', /--from \(2025-03-02 00:00:00 UTC\) is after --to/],
     [['reconcile', '--from', '2025-03-01', '--to', '2025-03-02', '--lookbehind-hours', '1e12'], 2, 'stderr', /--lookbehind-hours must be a number of hours[\s\S]*paywidget reconcile --help/],
@@ -200,6 +202,27 @@ describe('paywidget CLI', () => {
     // A fresh run (no checkpoint position) starts the file over.
     await run(['orders', 'sync', '--out', out, '--status', 'complete']);
     expect(lines(await readFile(out, 'utf8')).every((o) => sb.commerce.order(o.entity_id)!.status === 'complete')).toBe(true);
+  });
+
+  it('orders sync leaves the --out file as it was when the run fails before its first order, and names --out when it cannot write', async () => {
+    const out = join(dir, 'kept.ndjson');
+    await writeFile(out, '{"entity_id":1}\n');
+    const unconfigured = await run(['orders', 'sync', '--out', out], { env: {} });
+    expect(unconfigured.stderr).toMatch(/\[CONFIG_MISSING\]/);
+    const refused = sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 400 });
+    const failing = await run(['orders', 'sync', '--out', out]);
+    sb.commerce.faults.remove(refused);
+    expect([unconfigured.code, failing.code]).toEqual([1, 1]);
+    expect(await readFile(out, 'utf8')).toBe('{"entity_id":1}\n');
+
+    // A finished run with no matching order writes what it found: nothing.
+    expect((await run(['orders', 'sync', '--out', out, '--to', '2000-01-01'])).code).toBe(0);
+    expect(await readFile(out, 'utf8')).toBe('');
+
+    const nowhere = await run(['orders', 'sync', '--out', join(dir, 'no-such-dir', 'orders.ndjson'), '--page-size', '50']);
+    expect(nowhere.code).toBe(1);
+    expect(nowhere.stderr).toMatch(/^paywidget orders sync: Cannot write --out .*no-such-dir.*ENOENT[\s\S]*its directory must exist/);
+    expect(nowhere.stderr).not.toMatch(/unexpected error/);
   });
 
   it('orders sync stops on a failing output with exit 1, and the next run delivers the rest', async () => {

@@ -27,8 +27,8 @@ async function run(argv: string[], environment: Record<string, string | undefine
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
-/** stdout after its reader went away (`| head`). */
-const brokenPipe = () => new Writable({ write: (_chunk, _encoding, callback) => callback(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })) });
+/** stdout after its reader went away (`| head`); its 'error' events are ignored, as src/cli/index.ts does. */
+const brokenPipe = () => new Writable({ write: (_chunk, _encoding, callback) => callback(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })) }).on('error', () => {});
 
 describe('paywidget payments reconcile', () => {
   it('prints the outcome; exit 0 confirmed, 3 failed, 4 unresolved', async () => {

@@ -1,4 +1,5 @@
-import { createWriteStream, fdatasync } from 'node:fs';
+import { createWriteStream, fdatasync, open as openCallback } from 'node:fs';
+import { promisify } from 'node:util';
 import type { Writable } from 'node:stream';
 import { createOrders, type Orders } from '../../core/commerce/index.js';
 import { requireCommerce, resolveCommerceConfig } from '../../core/config.js';
@@ -67,6 +68,8 @@ ${ENVIRONMENT}`,
   },
 };
 
+const openFile = promisify(openCallback);
+
 /** Resolves when the stream takes more, or will never again (an error or a close). */
 function drained(stream: Writable): Promise<void> {
   if (stream.destroyed) return Promise.resolve();
@@ -93,12 +96,44 @@ function syncToDisk(stream: Writable): Promise<void> {
 }
 const UNSYNCABLE = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP']);
 
-/** NDJSON output that can be flushed before the checkpoint moves past what it holds. */
-async function output(io: CliIo, file: string | undefined, append: boolean): Promise<{ stream: Writable; close: () => Promise<void> }> {
-  if (!file) return { stream: io.stdout, close: async () => {} };
-  if (append) await cutTornLine(file);
-  const stream = createWriteStream(file, { flags: append ? 'a' : 'w' });
-  return { stream, close: () => new Promise((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve()))) };
+/** The NDJSON output: stdout, or the --out file, opened at the first order (or the end of a run with none). */
+interface Output {
+  /** The stream if it is open: stdout always is. */
+  readonly current: Writable | undefined;
+  open(): Promise<Writable>;
+  close(): Promise<void>;
+}
+
+/**
+ * A run that fails before its first order (no configuration, a refused login, a platform that is down)
+ * leaves the --out file as it was, instead of an empty one. `onError` gets the stream's errors, those
+ * of the file naming --out.
+ */
+function output(io: CliIo, file: string | undefined, append: boolean, onError: (error: Error) => void): Output {
+  if (!file) {
+    io.stdout.on('error', onError);
+    return { current: io.stdout, open: async () => io.stdout, close: async () => {} };
+  }
+  const named = (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' ? error : new ExitError(`Cannot write --out ${file} (${error.message}). Check the path: its directory must exist and be writable.`, EXIT.failed));
+  let stream: Writable | undefined;
+  let opening: Promise<Writable> | undefined;
+  const open = () => (opening ??= (async () => {
+    try {
+      if (append) await cutTornLine(file);
+      const fd = await openFile(file, append ? 'a' : 'w');
+      stream = createWriteStream(file, { fd }).on('error', (error) => onError(named(error)));
+      return stream;
+    } catch (error) {
+      throw named(error as NodeJS.ErrnoException);
+    }
+  })());
+  return {
+    get current() {
+      return stream;
+    },
+    open,
+    close: () => new Promise((resolve, reject) => (stream ? stream.end((error?: Error | null) => (error ? reject(named(error)) : resolve())) : resolve())),
+  };
 }
 
 const sync: Command = {
@@ -145,6 +180,10 @@ ${ENVIRONMENT}`,
     const createdFrom = values.from === undefined ? undefined : parseCliDate(values.from, 'from', path);
     const createdTo = values.to === undefined ? undefined : parseCliDate(values.to, 'to', path);
     checkWindow(createdFrom, createdTo, path);
+    // An empty name would sync and then fail to save (--checkpoint) or write to stdout (--out).
+    for (const name of ['checkpoint', 'out'] as const) {
+      if (values[name]?.trim() === '') throw new UsageError(`--${name} needs a file name.`, path);
+    }
 
     const unlock = values.checkpoint === undefined ? undefined : await lockCheckpointFile(values.checkpoint);
     try {
@@ -168,17 +207,18 @@ interface SyncArgs {
 async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<number> {
   const { status, createdFrom, createdTo, pageSize } = values;
   const resuming = values.checkpoint !== undefined && (await new FileCheckpointStore(values.checkpoint).get(SYNC_CHECKPOINT)) !== undefined;
-  const out = await output(io, values.out, resuming);
   let failed: Error | undefined;
   const stopOnError = new AbortController();
-  out.stream.on('error', (error: Error) => {
+  const out = output(io, values.out, resuming, (error) => {
     failed ??= error;
     stopOnError.abort();
   });
+  // Before each checkpoint save; it opens the file, so a saved position always goes with the file it covers.
   const flush = async () => {
     if (failed) throw failed;
-    await write(out.stream, '');
-    await syncToDisk(out.stream);
+    const stream = out.current ?? (await out.open());
+    await write(stream, '');
+    await syncToDisk(stream);
   };
   const store = values.checkpoint === undefined ? new MemoryCheckpointStore() : new FileCheckpointStore(values.checkpoint, flush);
   // Not when the orders go to the same terminal: the bar's carriage returns would overwrite their lines.
@@ -190,11 +230,14 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
       checkpoint: SYNC_CHECKPOINT, status, createdFrom, createdTo, pageSize, signal,
       onOrder: async (order) => {
         if (failed) throw failed;
-        if (!out.stream.write(`${JSON.stringify(order)}\n`)) await drained(out.stream);
+        const stream = out.current ?? (await out.open());
+        if (!stream.write(`${JSON.stringify(order)}\n`)) await drained(stream);
         if (failed) throw failed;
       },
       onProgress: (p) => bar?.update(p.delivered, p.total, p.ratePerSecond),
     }));
+    // No matching order: the file still says so, empty (or as it was, when resuming).
+    if (summary.complete) await out.open();
   } catch (error) {
     // The core names the checkpoint by its key, which the CLI sets itself: name the file instead.
     if (error instanceof PayError && error.details?.field === 'checkpoint') {
