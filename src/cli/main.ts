@@ -1,4 +1,5 @@
-import { SET_OR_PASS_OPTION } from '../core/config.js';
+import { PASS_OR_SET_VARIABLE, SET_OR_PASS_OPTION } from '../core/config.js';
+import { RAISE_ATTEMPT_TIMEOUT } from '../core/http.js';
 import { PayError } from '../core/errors.js';
 import { ordersCommand } from './commands/orders.js';
 import { paymentsCommand } from './commands/payments.js';
@@ -76,7 +77,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-/** The core's advice names createPay(); at a shell only the environment configures the command. */
-function forTheShell(message: string): string {
-  return message.replace(SET_OR_PASS_OPTION, 'Export the variable, or set it for one run: NAME=value paywidget ….');
+/** The core's advice names createPay() and its options; at a shell only the environment configures the command. */
+export function forTheShell(message: string): string {
+  return message
+    .replace(SET_OR_PASS_OPTION, 'Export the variable, or set it for one run: NAME=value paywidget ….')
+    .replace(PASS_OR_SET_VARIABLE, 'Correct the variable in the environment, or set it for one run: NAME=value paywidget ….')
+    .replace(RAISE_ATTEMPT_TIMEOUT, 'Check that it is up; if it is only slow, run the command again later.');
 }

@@ -192,6 +192,9 @@ export function requireCommerce(config: Pick<ResolvedConfig, 'commerce' | 'comme
 /** The advice that ends a CONFIG_MISSING message; the CLI, where only the environment configures, replaces it. */
 export const SET_OR_PASS_OPTION = 'Set the environment variable, or pass the option to createPay().';
 
+/** The advice that ends a CONFIG_INVALID message about a value from the environment; the CLI replaces it too. */
+export const PASS_OR_SET_VARIABLE = 'Pass it to createPay() or set the environment variable.';
+
 /** An option as errors name it to be changed: `PAY_API_URL (payment.apiUrl)`. */
 export function variableAndOption(option: string): string {
   return `${ENV_NAMES[option]} (${option})`;
@@ -242,9 +245,7 @@ function parse<S extends z.ZodType>(section: string, schema: S, input: unknown):
     const where = envName ? `${option} (environment variable ${envName})` : option;
     return `${where} ${issue.message}`;
   });
-  const fix = problems.some((p) => p.includes('environment variable'))
-    ? ' Pass it to createPay() or set the environment variable.'
-    : '';
+  const fix = problems.some((p) => p.includes('environment variable')) ? ` ${PASS_OR_SET_VARIABLE}` : '';
   throw new PayError('CONFIG_INVALID', `paywidget-server configuration: ${problems.join('; ')}.${fix}`, {
     details: { options: result.error.issues.map((i) => [section, ...i.path.map(String)].join('.')) },
   });

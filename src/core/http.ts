@@ -157,6 +157,9 @@ function redirected(call: UpstreamCall, where: string, response: UpstreamRespons
   });
 }
 
+/** The advice that ends an UPSTREAM_TIMEOUT message; the CLI, which has no such option, replaces it. */
+export const RAISE_ATTEMPT_TIMEOUT = 'Raise http.attemptTimeoutMs if the service is slow.';
+
 function toTransportError(error: unknown, call: UpstreamCall, where: string, attemptTimeoutMs: number): PayError {
   if (error instanceof PayError) return error;
   if (error instanceof ResponseTooLargeError) return invalidAnswer(call.service, `answered ${where}, but ${error.message}; it was not read further.`, error);
@@ -167,7 +170,7 @@ function toTransportError(error: unknown, call: UpstreamCall, where: string, att
   }
   const name = (error as { name?: string } | null)?.name;
   if (name === 'TimeoutError' || (name === 'AbortError' && !call.signal?.aborted)) {
-    return new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not answer within ${attemptTimeoutMs} ms. Raise http.attemptTimeoutMs if the service is slow.`, { cause: error });
+    return new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not answer within ${attemptTimeoutMs} ms. ${RAISE_ATTEMPT_TIMEOUT}`, { cause: error });
   }
   if (call.signal?.aborted) return new PayError('UPSTREAM_UNREACHABLE', `${call.service} ${where} was aborted by the caller.`, { cause: error });
   const systemCode = systemCodeOf(error);

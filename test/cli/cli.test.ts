@@ -8,7 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { lockCheckpointFile } from '../../src/cli/checkpoint-lock.js';
-import { main } from '../../src/cli/main.js';
+import { forTheShell, main } from '../../src/cli/main.js';
+import { createOrders } from '../../src/core/commerce/index.js';
+import { resolveCommerceConfig } from '../../src/core/config.js';
+import type { PayError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/core/logger.js';
 
 let sb: Sandbox;
 let dir: string;
@@ -99,6 +103,23 @@ describe('paywidget CLI', () => {
     expect(half.code).toBe(1);
     expect(half.stderr).toMatch(/COMMERCE_USERNAME.*COMMERCE_PASSWORD.*\[CONFIG_MISSING\]/);
     expect(half.stderr).not.toMatch(/environment variable COMMERCE_URL/);
+    const invalid = await run(['orders', 'get', '1'], { env: { ...env(), COMMERCE_READ_METHOD: 'PUT' } });
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/COMMERCE_READ_METHOD.*Correct the variable in the environment, or set it for one run.*\[CONFIG_INVALID\]/);
+    expect(invalid.stderr).not.toMatch(/createPay/);
+  });
+
+  it('advises what a shell can change when the platform times out (the CLI has no timeout option)', async () => {
+    const hang = sb.commerce.faults.inject({ route: '/rest/default/V1/orders/3', hang: true });
+    try {
+      const { commerce, http } = resolveCommerceConfig({ env: env(), http: { attemptTimeoutMs: 100, maxRetries: 0 } });
+      const error = await createOrders(commerce!, { http, logger: silentLogger }).get(3).then(() => undefined, (e: unknown) => e as PayError);
+      expect(error?.code).toBe('UPSTREAM_TIMEOUT');
+      expect(error!.message).toContain('http.attemptTimeoutMs');
+      expect(forTheShell(error!.message)).toMatch(/did not answer within 100 ms\. Check that it is up; if it is only slow, run the command again later\.$/);
+    } finally {
+      sb.commerce.faults.remove(hang);
+    }
   });
 
   it('orders get prints the order as JSON', async () => {
