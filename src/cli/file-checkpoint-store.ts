@@ -24,7 +24,7 @@ export class FileCheckpointStore implements CheckpointStore {
     }
     try {
       const value: unknown = JSON.parse(text);
-      if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, string>;
+      if (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string')) return value as Record<string, string>;
     } catch {
       // reported below
     }
@@ -32,8 +32,8 @@ export class FileCheckpointStore implements CheckpointStore {
   }
 
   async get(key: string): Promise<string | undefined> {
-    const value = (await this.read())[key];
-    return typeof value === 'string' ? value : undefined;
+    const all = await this.read();
+    return Object.hasOwn(all, key) ? all[key] : undefined;
   }
 
   async set(key: string, value: string): Promise<void> {

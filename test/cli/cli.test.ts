@@ -332,11 +332,17 @@ describe('paywidget CLI', () => {
 
   it('refuses a checkpoint file it did not write', async () => {
     const checkpoint = join(dir, 'junk.json');
-    await import('node:fs/promises').then((fs) => fs.writeFile(checkpoint, '[1,2]'));
+    await writeFile(checkpoint, '[1,2]');
     const result = await run(['orders', 'sync', '--checkpoint', checkpoint]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/not a checkpoint file written by paywidget/);
     expect(result.stderr).not.toMatch(/unexpected error/);
+    // A position that is not the text paywidget writes (edited by hand to a number) is not ignored: starting over would rewrite every order.
+    await writeFile(checkpoint, '{ "orders-sync": 250 }');
+    const edited = await run(['orders', 'sync', '--checkpoint', checkpoint]);
+    expect(edited.code).toBe(1);
+    expect(edited.stderr).toMatch(/not a checkpoint file written by paywidget/);
+    expect(edited.stdout).toBe('');
     // A directory is no checkpoint file either: the same kind of message, naming the option.
     const unreadable = await run(['orders', 'sync', '--checkpoint', dir]);
     expect(unreadable.code).toBe(1);
