@@ -67,14 +67,20 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       return error.exitCode;
     }
     // A command stopped by Ctrl-C fails with whatever its aborted call threw; what happened is the interruption.
-    if (io.signal?.aborted) {
-      await write(io.stderr, `${path}: interrupted.\n`);
-      return EXIT.interrupted;
-    }
-    const message = error instanceof PayError ? `${forTheShell(error.message)} [${error.code}]` : `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
+    // Any other failure (a position that could not be saved on the way out) is still worth saying.
+    const interrupted = io.signal?.aborted === true;
+    const message = interrupted && isAbort(error, io.signal!) ? 'interrupted.'
+      : error instanceof PayError ? `${forTheShell(error.message)} [${error.code}]`
+      : `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
     await write(io.stderr, `${path}: ${message}\n`);
-    return EXIT.failed;
+    return interrupted ? EXIT.interrupted : EXIT.failed;
   }
+}
+
+/** The error an aborted call rejects with: the signal's reason or an AbortError, or the core's error caused by one. */
+function isAbort(error: unknown, signal: AbortSignal): boolean {
+  if (error === signal.reason || (error instanceof Error && error.name === 'AbortError')) return true;
+  return error instanceof PayError && error.cause !== undefined && isAbort(error.cause, signal);
 }
 
 /** The core's advice names createPay() and its options; at a shell only the environment configures the command. */

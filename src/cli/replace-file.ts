@@ -18,7 +18,7 @@ export async function replaceFile(path: string, text: string, { mode, sync = fal
     }
     await rename(temporary, path);
   } catch (error) {
-    await rm(temporary, { force: true });
+    await rm(temporary, { force: true }).catch(() => {}); // the first failure is the one to report
     throw error;
   }
 }

@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFile, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -148,6 +148,23 @@ describe('paywidget CLI', () => {
     }
   });
 
+  it('orders sync interrupted says so, and still says when its position could not be saved on the way out', async () => {
+    const checkpoint = join(dir, 'unsavable.json');
+    // replaceFile's own file is a directory: the save fails with EISDIR.
+    await mkdir(`${checkpoint}.${process.pid}.tmp`);
+    const slow = sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', latencyMs: 2_000 });
+    try {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 300);
+      const result = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50'], { signal: controller.signal });
+      expect(result.code).toBe(130);
+      expect(result.stderr).toMatch(/^paywidget orders sync: unexpected error: EISDIR/);
+    } finally {
+      sb.commerce.faults.remove(slow);
+      await rm(`${checkpoint}.${process.pid}.tmp`, { recursive: true });
+    }
+  });
+
   it('remembers a refused login across runs, so a cron job never locks the account, and never writes the token', async () => {
     const state = join(dir, 'state');
     const wrong = { ...env(), COMMERCE_PASSWORD: 'wrong-after-rotation', PAYWIDGET_STATE_DIR: state };
@@ -244,6 +261,10 @@ describe('paywidget CLI', () => {
     expect(nowhere.code).toBe(1);
     expect(nowhere.stderr).toMatch(/^paywidget orders sync: Cannot write --out .*no-such-dir.*ENOENT[\s\S]*its directory must exist/);
     expect(nowhere.stderr).not.toMatch(/unexpected error/);
+    // A full disk is not a path problem: no advice about the directory.
+    const full = await run(['orders', 'sync', '--out', '/dev/full', '--page-size', '50']);
+    expect(full.code).toBe(1);
+    expect(full.stderr).toMatch(/^paywidget orders sync: Cannot write --out \/dev\/full \(ENOSPC[^\n]*\)\.\n$/);
   });
 
   it('orders sync stops on a failing output with exit 1, and the next run delivers the rest', async () => {

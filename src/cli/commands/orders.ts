@@ -96,6 +96,8 @@ function syncToDisk(stream: Writable): Promise<void> {
 }
 const UNSYNCABLE = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP']);
 
+const PATH_ERRORS = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'EROFS']);
+
 /** The NDJSON output: stdout, or the --out file, opened at the first order (or the end of a run with none). */
 interface Output {
   /** The stream if it is open: stdout always is. */
@@ -114,7 +116,7 @@ function output(io: CliIo, file: string | undefined, append: boolean, onError: (
     io.stdout.on('error', onError);
     return { current: io.stdout, open: async () => io.stdout, close: async () => {} };
   }
-  const named = (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' ? error : new ExitError(`Cannot write --out ${file} (${error.message}). Check the path: its directory must exist and be writable.`, EXIT.failed));
+  const named = (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' ? error : new ExitError(`Cannot write --out ${file} (${error.message}).${PATH_ERRORS.has(error.code ?? '') ? ' Check the path: its directory must exist and be writable.' : ''}`, EXIT.failed));
   let stream: Writable | undefined;
   let opening: Promise<Writable> | undefined;
   const open = () => (opening ??= (async () => {
