@@ -197,6 +197,13 @@ describe('paywidget CLI', () => {
     expect(result.stderr).not.toContain('\r'); // no progress bar when stderr is not a terminal
   });
 
+  it('orders sync leaves no listener on a stdout that outlives it (main() run again in one process)', async () => {
+    const stdout = sink();
+    const before = stdout.stream.listenerCount('error');
+    for (let i = 0; i < 3; i++) expect((await run(['orders', 'sync', '--to', '2000-01-01'], { stdout })).code).toBe(0);
+    expect(stdout.stream.listenerCount('error')).toBe(before);
+  });
+
   it('orders sync draws no progress bar when the orders go to the same terminal (its carriage returns would overwrite them)', async () => {
     const onTerminal = await run(['orders', 'sync', '--status', 'complete'], { stdout: sink({ tty: true }), stderr: sink({ tty: true }) });
     expect(onTerminal.code).toBe(0);

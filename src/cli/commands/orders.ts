@@ -114,7 +114,8 @@ interface Output {
 function output(io: CliIo, file: string | undefined, append: boolean, onError: (error: Error) => void): Output {
   if (!file) {
     io.stdout.on('error', onError);
-    return { current: io.stdout, open: async () => io.stdout, close: async () => {} };
+    // stdout outlives the run (main() called again in one process): leave it as it was found.
+    return { current: io.stdout, open: async () => io.stdout, close: async () => void io.stdout.off('error', onError) };
   }
   const named = (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' ? error : new ExitError(`Cannot write --out ${file} (${error.message}).${PATH_ERRORS.has(error.code ?? '') ? ' Check the path: its directory must exist and be writable.' : ''}`, EXIT.failed));
   let stream: Writable | undefined;
