@@ -2,12 +2,19 @@ import { applyObservation, listsByUpdate, matchesQuery, type LedgerEntry, type L
 
 export interface MemoryLedgerStoreOptions {
   /**
-   * Most payments kept (default 100,000). Past it the oldest failed entry goes first, then the oldest
-   * confirmed one (which keeps its order from being charged again), and unresolved entries only when
-   * nothing else is left, since they are the sweep's work. The entry just recorded is never the one dropped.
+   * Most payments kept (default 100,000). Past it the oldest entry nothing is known of goes first (a
+   * payment id a page asked about while the service could not answer: anyone can send those), then the
+   * oldest failed one, then the oldest confirmed one (which keeps its order from being charged again),
+   * and unresolved entries with a status only when nothing else is left, since they are the sweep's
+   * work. The entry just recorded is never the one dropped.
    */
   maxEntries?: number;
 }
+
+/** Where an entry stands in line for eviction: 'unknown' when no status was ever learned for it. */
+type Bucket = LedgerEntry['outcome'] | 'unknown';
+const EVICTION_ORDER: readonly Bucket[] = ['unknown', 'failed', 'confirmed', 'unresolved'];
+const bucket = (entry: LedgerEntry): Bucket => (entry.status === null ? 'unknown' : entry.outcome);
 
 /**
  * The ledger in this process's memory: right for one instance, and lost on restart. Several
@@ -16,8 +23,8 @@ export interface MemoryLedgerStoreOptions {
 export class MemoryLedgerStore implements LedgerStore {
   readonly #entries = new Map<string, LedgerEntry>();
   readonly #orders = new Map<string, Set<string>>();
-  /** Payment ids by outcome, in the order they took it: who goes first when the store is full. */
-  readonly #byOutcome: Record<LedgerEntry['outcome'], Set<string>> = { failed: new Set(), confirmed: new Set(), unresolved: new Set() };
+  /** Payment ids by eviction bucket, in the order they entered it: who goes first when the store is full. */
+  readonly #byBucket: Record<Bucket, Set<string>> = { unknown: new Set(), failed: new Set(), confirmed: new Set(), unresolved: new Set() };
   readonly #maxEntries: number;
 
   constructor(options: MemoryLedgerStoreOptions = {}) {
@@ -34,9 +41,10 @@ export class MemoryLedgerStore implements LedgerStore {
     const result = applyObservation(this.#entries.get(observation.paymentId), observation);
     const { entry } = result;
     this.#entries.set(entry.paymentId, entry);
-    if (result.previous?.outcome !== entry.outcome) {
-      if (result.previous) this.#byOutcome[result.previous.outcome].delete(entry.paymentId);
-      this.#byOutcome[entry.outcome].add(entry.paymentId);
+    const was = result.previous && bucket(result.previous);
+    if (was !== bucket(entry)) {
+      if (was) this.#byBucket[was].delete(entry.paymentId);
+      this.#byBucket[bucket(entry)].add(entry.paymentId);
     }
     if (entry.orderId !== undefined) {
       let ids = this.#orders.get(entry.orderId);
@@ -76,8 +84,8 @@ export class MemoryLedgerStore implements LedgerStore {
   /** Drops one entry other than `kept` (the one just recorded, which a full ledger of unresolved ones would otherwise lose at once). */
   #evict(kept: string): void {
     let victim: LedgerEntry | undefined;
-    for (const outcome of ['failed', 'confirmed', 'unresolved'] as const) {
-      for (const id of this.#byOutcome[outcome]) {
+    for (const name of EVICTION_ORDER) {
+      for (const id of this.#byBucket[name]) {
         if (id === kept) continue;
         victim = this.#entries.get(id);
         break;
@@ -86,7 +94,7 @@ export class MemoryLedgerStore implements LedgerStore {
     }
     if (!victim) return;
     this.#entries.delete(victim.paymentId);
-    this.#byOutcome[victim.outcome].delete(victim.paymentId);
+    this.#byBucket[bucket(victim)].delete(victim.paymentId);
     if (victim.orderId !== undefined) {
       const ids = this.#orders.get(victim.orderId);
       ids?.delete(victim.paymentId);

@@ -36,6 +36,20 @@ describe('MemoryLedgerStore', () => {
     expect(store.size).toBe(3);
   });
 
+  it('drops entries nothing is known of first: ids a page made up while the service was down cannot push out a confirmed payment', async () => {
+    const store = new MemoryLedgerStore({ maxEntries: 3 });
+    await store.record({ paymentId: 'paid', status: 'succeeded', outcome: 'confirmed', source: 'webhook', at: 1, orderId: 'o1' });
+    for (let i = 0; i < 5; i++) await store.record({ paymentId: `made-up-${i}`, status: null, outcome: 'unresolved', source: 'poll', at: 2 + i });
+    expect((await store.byOrder('o1')).map((e) => e.paymentId)).toEqual(['paid']);
+    expect(store.size).toBe(3);
+    // One whose status is learned later leaves that line: it is the sweep's work now.
+    await store.record({ paymentId: 'made-up-4', status: 'pending', outcome: 'unresolved', source: 'poll', at: 8 });
+    await store.record({ paymentId: 'another', status: null, outcome: 'unresolved', source: 'poll', at: 9 });
+    expect(await store.get('made-up-4')).toMatchObject({ status: 'pending' });
+    expect(await store.get('made-up-3')).toBeUndefined();
+    expect(await store.get('paid')).toBeDefined();
+  });
+
   it('never drops the entry it just recorded: a confirmed payment stays in a ledger full of unresolved ones', async () => {
     const store = new MemoryLedgerStore({ maxEntries: 3 });
     for (let i = 1; i <= 3; i++) await store.record({ paymentId: `open-${i}`, status: 'pending', outcome: 'unresolved', source: 'poll', at: i });
