@@ -55,7 +55,8 @@ export function redisStores(client: RedisClientLike, options: RedisStoresOptions
   const prefix = options.prefix ?? (cluster ? DEFAULT_CLUSTER_PREFIX : DEFAULT_REDIS_PREFIX);
   const timeout = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   if (typeof prefix !== 'string') throw new TypeError('redisStores: prefix must be a string.');
-  if (cluster && !/\{[^}]+\}/.test(prefix)) {
+  // Redis hashes the text between the key's first '{' and the first '}' after it, when that is not empty.
+  if (cluster && !/^[^{]*\{[^}]+\}/.test(prefix)) {
     throw new TypeError(`redisStores: on a Redis Cluster the prefix needs a hash tag, e.g. '{${prefix.replace(/:$/, '')}}:', so that the keys each script touches share a slot (got '${prefix}').`);
   }
   // Past 2^31 - 1 Node clamps the timer to 1 ms, and every command would time out at once: false means "never".

@@ -33,5 +33,8 @@ describe('redisStores on a Redis Cluster', () => {
   it('refuses a prefix without a hash tag, saying which one would work', () => {
     expect(() => redisStores(cluster, { prefix: 'shop:' })).toThrow(/needs a hash tag, e\.g\. '\{shop\}:'/);
     expect(() => redisStores(cluster, { prefix: '{shop}:' })).not.toThrow();
+    // Redis reads only the first '{…}', and an empty one means the whole key: a later tag does not count.
+    expect(() => redisStores(cluster, { prefix: '{}{shop}:' })).toThrow(/needs a hash tag/);
+    expect(() => redisStores(cluster, { prefix: 'a{b:{shop}:' })).not.toThrow(); // hashes 'b:{shop', one slot for all
   });
 });
