@@ -12,8 +12,10 @@
  * | `confirmed`  | 2    |
  *
  * - no entry yet: the observation becomes the entry (`firstSeenAt` = `updatedAt` = `at`);
- * - higher rank: status, outcome, source and `updatedAt` take the observation's;
- * - same rank 0 (still unresolved): the status takes the newer value (e.g. processing → requires_action);
+ * - higher rank: status, outcome and source take the observation's, `updatedAt` its `at` unless the
+ *   entry's is later (records from several instances can land out of order);
+ * - same rank 0 (still unresolved): the status takes the newer value (e.g. processing → requires_action),
+ *   if it was seen no earlier than the entry's `updatedAt`;
  * - same terminal rank, or lower rank: the status stays (a late `pending` does not undo `succeeded`,
  *   and the first terminal status of a rank is kept);
  * - `orderId`, `amount`, `currency` fill in when the entry has none yet, whatever the rank.
@@ -122,7 +124,8 @@ export function applyObservation(current: LedgerEntry | undefined, observation: 
   }
   const incoming = OUTCOME_RANK[outcome];
   const stored = OUTCOME_RANK[current.outcome];
-  const lateral = incoming === 0 && stored === 0 && status !== null && status !== current.status;
+  // Another status of the same rank is newer only if it was seen later: two instances (or their clocks) can land records out of order.
+  const lateral = incoming === 0 && stored === 0 && status !== null && status !== current.status && at >= current.updatedAt;
   const changed = incoming > stored || lateral;
   const fills = (current.orderId === undefined && orderId !== undefined)
     || (current.amount === undefined && amount !== undefined)
@@ -130,7 +133,7 @@ export function applyObservation(current: LedgerEntry | undefined, observation: 
   // The common case on a webhook retry or a late event: nothing to change, nothing to copy.
   if (!changed && !fills) return { entry: current, previous: current, changed };
   const entry: LedgerEntry = { ...current };
-  if (changed) Object.assign(entry, { status, outcome, source, updatedAt: at });
+  if (changed) Object.assign(entry, { status, outcome, source, updatedAt: Math.max(current.updatedAt, at) });
   if (entry.orderId === undefined && orderId !== undefined) entry.orderId = orderId;
   if (entry.amount === undefined && amount !== undefined) entry.amount = amount;
   if (entry.currency === undefined && currency !== undefined) entry.currency = currency;

@@ -89,19 +89,21 @@ end
 local cur = {}
 for i = 1, #before, 2 do cur[before[i]] = before[i + 1] end
 local incoming, stored = rank[outcome], rank[cur.outcome]
-local changed = incoming > stored or (incoming == 0 and stored == 0 and status ~= nil and status ~= cur.status)
+local later = tonumber(at) >= tonumber(cur.updatedAt)
+local changed = incoming > stored or (incoming == 0 and stored == 0 and status ~= nil and status ~= cur.status and later)
 local set = {}
 if changed then
+  local updatedAt = later and at or cur.updatedAt
   if status then set[#set + 1] = 'status'; set[#set + 1] = status else redis.call('HDEL', KEYS[1], 'status') end
   set[#set + 1] = 'outcome'; set[#set + 1] = outcome
   set[#set + 1] = 'source'; set[#set + 1] = source
-  set[#set + 1] = 'updatedAt'; set[#set + 1] = at
+  set[#set + 1] = 'updatedAt'; set[#set + 1] = updatedAt
   if outcome ~= cur.outcome then
     redis.call('ZREM', sets[cur.outcome], id)
     redis.call('ZADD', sets[outcome], cur.firstSeenAt, id)
     redis.call('ZREM', updated[cur.outcome], id)
   end
-  redis.call('ZADD', updated[outcome], at, id)
+  redis.call('ZADD', updated[outcome], updatedAt, id)
 end
 local filled = false
 if cur.orderId == nil and orderId then

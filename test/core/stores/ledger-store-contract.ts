@@ -45,6 +45,19 @@ export function ledgerStoreContract(name: string, make: () => LedgerStore | Prom
       expect((await store.record(observe('p1', 'succeeded', 'confirmed', 3_000))).entry).toMatchObject({ status: 'succeeded', outcome: 'confirmed', updatedAt: 3_000 });
     });
 
+    it('keeps the later of two unresolved statuses that land out of order, and never dates a change before the entry', async () => {
+      const store = await make();
+      await store.record(observe('p1', 'requires_action', 'unresolved', 2_000, { source: 'webhook' }));
+      // Seen earlier by another instance, recorded after: not newer.
+      const stale = await store.record(observe('p1', 'processing', 'unresolved', 1_000));
+      expect(stale.changed).toBe(false);
+      expect(stale.entry).toMatchObject({ status: 'requires_action', firstSeenAt: 2_000, updatedAt: 2_000 });
+      // A higher rank still wins, whenever it was seen, but keeps the entry's dates in order.
+      const confirmed = await store.record(observe('p1', 'succeeded', 'confirmed', 1_500));
+      expect(confirmed.entry).toMatchObject({ status: 'succeeded', outcome: 'confirmed', firstSeenAt: 2_000, updatedAt: 2_000 });
+      expect(await store.get('p1')).toMatchObject({ updatedAt: 2_000 });
+    });
+
     it('fills in order id, amount and currency when they arrive later, and never overwrites them', async () => {
       const store = await make();
       await store.record(observe('p1', 'succeeded', 'confirmed', 1_000));
