@@ -30,6 +30,17 @@ return 1
 `);
 
 /**
+ * Set while held: sets KEYS[1] to ARGV[1] only while the lock KEYS[2] holds our token ARGV[2], so a save
+ * that reaches Redis late (a stalled connection) never overwrites the position of the run that took over.
+ * 1 set; 0 the lock is another's, or gone.
+ */
+export const SET_WHILE_HELD = new Script(`
+if redis.call('GET', KEYS[2]) ~= ARGV[2] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+`);
+
+/**
  * Release (claims, refresh and sync locks): deletes the key only while our token still holds it.
  * KEYS[1] key; ARGV[1] token.
  */

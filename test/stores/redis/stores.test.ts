@@ -75,6 +75,23 @@ for (const [name, client] of clients) {
       expect(await ioredis.exists(`${prefix}checkpoint-lock:orders`)).toBe(0);
     });
 
+    it('checkpoint saves under a lock that was lost go nowhere: a late save never overwrites the run that took over', async () => {
+      const { prefix } = fresh(client);
+      // Two instances on one Redis, under one prefix.
+      const a = redisStores(client(), { prefix }).checkpoints;
+      const b = redisStores(client(), { prefix }).checkpoints;
+      expect(await a.acquireLock('orders', 30_000)).toBeDefined();
+      await a.set('orders', '{"lastEntityId":10}');
+      // A's hold runs out while its connection stalls; B takes the checkpoint and moves it on.
+      await advanceKeys(ioredis, prefix, 31_000);
+      const tokenB = await b.acquireLock('orders', 30_000);
+      await b.set('orders', '{"lastEntityId":5000}');
+      await expect(a.set('orders', '{"lastEntityId":20}')).rejects.toMatchObject({ code: 'SYNC_IN_PROGRESS' });
+      await b.releaseLock('orders', tokenB!);
+      await expect(a.set('orders', '{"lastEntityId":20}')).rejects.toMatchObject({ code: 'SYNC_IN_PROGRESS' });
+      expect(await b.get('orders')).toBe('{"lastEntityId":5000}');
+    });
+
     it('admin tokens: cached for their TTL; one refresh lock at a time, freed only by its holder', async () => {
       const { stores, prefix } = fresh(client);
       const tokens = stores.adminTokens;
