@@ -1,0 +1,78 @@
+import { createWriteStream, fdatasync, open as openCallback } from 'node:fs';
+import type { Writable } from 'node:stream';
+import { promisify } from 'node:util';
+import { EXIT, ExitError, type CliIo } from './io.js';
+import { cutTornLine } from './torn-line.js';
+
+/** Where `orders sync` writes its NDJSON: stdout or the --out file, flushed to disk before each checkpoint save. */
+
+const openFile = promisify(openCallback);
+
+/** Resolves when the stream takes more, or will never again (an error or a close). */
+export function drained(stream: Writable): Promise<void> {
+  if (stream.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      for (const event of ['drain', 'close', 'error']) stream.off(event, done);
+      resolve();
+    };
+    for (const event of ['drain', 'close', 'error']) stream.once(event, done);
+  });
+}
+
+/**
+ * Puts what was written to the stream on disk when it is a file (`--out`, or stdout redirected to one),
+ * so that after a power loss the checkpoint never covers orders the file lost. Pipes and terminals
+ * cannot be synced (EINVAL), and need not be: what they took is the reader's.
+ */
+export function syncToDisk(stream: Writable): Promise<void> {
+  const fd = (stream as { fd?: unknown }).fd;
+  if (typeof fd !== 'number') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    fdatasync(fd, (error) => (error && !UNSYNCABLE.has(error.code ?? '') ? reject(error) : resolve()));
+  });
+}
+const UNSYNCABLE = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP']);
+
+const PATH_ERRORS = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'EROFS']);
+
+/** The NDJSON output: stdout, or the --out file, opened at the first order (or the end of a run with none). */
+export interface Output {
+  /** The stream if it is open: stdout always is. */
+  readonly current: Writable | undefined;
+  open(): Promise<Writable>;
+  close(): Promise<void>;
+}
+
+/**
+ * A run that fails before its first order (no configuration, a refused login, a platform that is down)
+ * leaves the --out file as it was, instead of an empty one. `onError` gets the stream's errors, those
+ * of the file naming --out.
+ */
+export function output(io: CliIo, file: string | undefined, append: boolean, onError: (error: Error) => void): Output {
+  if (!file) {
+    io.stdout.on('error', onError);
+    // stdout outlives the run (main() called again in one process): leave it as it was found.
+    return { current: io.stdout, open: async () => io.stdout, close: async () => void io.stdout.off('error', onError) };
+  }
+  const named = (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' ? error : new ExitError(`Cannot write --out ${file} (${error.message}).${PATH_ERRORS.has(error.code ?? '') ? ' Check the path: its directory must exist and be writable.' : ''}`, EXIT.failed));
+  let stream: Writable | undefined;
+  let opening: Promise<Writable> | undefined;
+  const open = () => (opening ??= (async () => {
+    try {
+      if (append) await cutTornLine(file);
+      const fd = await openFile(file, append ? 'a' : 'w');
+      stream = createWriteStream(file, { fd }).on('error', (error) => onError(named(error)));
+      return stream;
+    } catch (error) {
+      throw named(error as NodeJS.ErrnoException);
+    }
+  })());
+  return {
+    get current() {
+      return stream;
+    },
+    open,
+    close: () => new Promise((resolve, reject) => (stream ? stream.end((error?: Error | null) => (error ? reject(named(error)) : resolve())) : resolve())),
+  };
+}
