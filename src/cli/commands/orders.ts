@@ -1,4 +1,5 @@
 import { createOrders, type Orders } from '../../core/commerce/index.js';
+import { ENTITY_ID_TEXT, ZERO_PADDED } from '../../core/commerce/orders.js';
 import { requireCommerce, resolveCommerceConfig } from '../../core/config.js';
 import { MemoryCheckpointStore, type CheckpointStore } from '../../core/stores/checkpoint-store.js';
 import { PayError } from '../../core/errors.js';
@@ -53,10 +54,10 @@ ${ENVIRONMENT}`,
     if (values.help) return printHelp(io, this);
     // The core's own rule (1 to 15 digits, no leading zero), checked here so that a bad id is a usage error (exit 2).
     const [id] = positionals;
-    if (positionals.length === 1 && /^0+[0-9]/.test(id!)) {
+    if (positionals.length === 1 && ZERO_PADDED.test(id!)) {
       throw new UsageError(`'${id}' has a leading zero, as an increment_id has (the order number shoppers see); orders get takes the order's entity_id, a positive integer without leading zeros.`, path);
     }
-    if (positionals.length !== 1 || !/^[1-9][0-9]{0,14}$/.test(id!)) {
+    if (positionals.length !== 1 || !ENTITY_ID_TEXT.test(id!)) {
       throw new UsageError('expected one order entity_id (a positive integer of at most 15 digits).', path);
     }
     const order = await withOrders(io, undefined, (orders) => orders.get(id!, { signal: io.signal }));

@@ -54,14 +54,18 @@ function validate<T>(value: unknown, guard: (value: unknown) => boolean, schema:
   return parsed.data as T;
 }
 
+/** An entity_id as text: 1 to 15 digits, no leading zero. */
+export const ENTITY_ID_TEXT = /^[1-9][0-9]{0,14}$/;
+/** Zero-padded, as Magento writes increment_ids ("000000007"): read as an entity_id, one would name another order. */
+export const ZERO_PADDED = /^0+[0-9]/;
+
 /** A positive integer entity_id from a number or a string of digits. */
 export function toEntityId(value: unknown, field = 'entityId'): number {
   const text = typeof value === 'string' ? value.trim() : undefined;
-  // Magento's increment_ids are zero-padded ("000000007"): read as an entity_id, one would name another order.
-  if (text !== undefined && /^0+[0-9]/.test(text)) {
+  if (text !== undefined && ZERO_PADDED.test(text)) {
     throw invalidInput(field, `${field} must be the order's entity_id; ${JSON.stringify(text.slice(0, 40))} has a leading zero, as an increment_id has (the order number shoppers see). Send the entity_id, a positive integer without leading zeros, or find the order with orders.search({ incrementId: '${text.slice(0, 40)}' }).`);
   }
-  const n = typeof value === 'number' ? value : text !== undefined && /^[0-9]{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  const n = typeof value === 'number' ? value : text !== undefined && ENTITY_ID_TEXT.test(text) ? Number(text) : Number.NaN;
   if (!Number.isSafeInteger(n) || n < 1) {
     throw invalidInput(field, `${field} must be the order's entity_id, a positive integer (got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : String(value)}).`);
   }

@@ -1,4 +1,5 @@
 import { formatCommerceDate, type CommerceOrder, type OrderIterateOptions, type Orders } from '../commerce/index.js';
+import { ENTITY_ID_TEXT } from '../commerce/orders.js';
 import { invalidInput, PayError } from '../errors.js';
 import { toMinorUnits } from '../money/index.js';
 import type { LedgerEntry } from '../stores/ledger-store.js';
@@ -80,7 +81,7 @@ export interface ReconcileOrdersDeps {
 /** The order an id names: by increment_id (minting from an order), else, for a plain number, by entity_id. */
 export async function findOrderById(orders: Pick<Orders, 'search' | 'get'>, orderId: string): Promise<CommerceOrder | undefined> {
   const [byNumber] = (await orders.search({ incrementId: orderId, pageSize: 1 })).items;
-  if (byNumber || !/^[1-9][0-9]{0,14}$/.test(orderId)) return byNumber;
+  if (byNumber || !ENTITY_ID_TEXT.test(orderId)) return byNumber;
   try {
     return await orders.get(Number(orderId));
   } catch (error) {
