@@ -15,7 +15,7 @@ const textDecoder = new TextDecoder();
  */
 export function readJsonBody(request: PayRequest, limit: number): unknown {
   if (request.bodyUsed && request.rawBody === undefined && request.parsedBody === undefined) {
-    throw new PayError('INVALID_INPUT', 'The request body was read before paywidget-server got it, and cannot be read again. Hand the Request over unread (read a request.clone() if you need the body too).');
+    throw new PayError('INVALID_INPUT', `The request body was read before paywidget-server got it, and cannot be read again. ${HAND_OVER_UNREAD}`);
   }
   if (request.parsedBody !== undefined && request.rawBody === undefined) {
     const encoding = getHeader(request.headers, 'content-encoding');
@@ -33,6 +33,9 @@ export function readJsonBody(request: PayRequest, limit: number): unknown {
     throw new PayError('INVALID_JSON', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.', { cause: jsonSyntaxCause(error) });
   }
 }
+
+/** The fix for a Fetch Request whose body was read before the library got it (App Router). */
+export const HAND_OVER_UNREAD = 'Hand the Request over unread (read a request.clone() if you need the body too).';
 
 /** What the adapters read up to, `pay.maxBodyBytes`, is the larger of the two limits: either may be the one to raise. */
 export const READ_LIMIT_OPTIONS = 'maxBodyBytes (or webhooks.maxBodyBytes, for webhooks)';

@@ -1,5 +1,6 @@
 import { PayError, type PayErrorOptions } from '../errors.js';
 import { jsonSyntaxCause } from '../json-syntax-cause.js';
+import { HAND_OVER_UNREAD } from '../request-body.js';
 import type { Framework } from '../types.js';
 import type { WebhookEvent } from './dispatch.js';
 
@@ -46,7 +47,7 @@ const BODY_NOT_RAW_WHY = 'Signatures cover the exact bytes sent, so the body mus
 const BODY_NOT_RAW_FIXES: Record<Framework, string> = {
   express: 'Express: a body parser such as express.json() read it first. Mount payMiddleware before it (app.use(\'/pay\', payMiddleware(pay)) above app.use(express.json())), or keep the bytes with express.json({ verify: (req, res, buf) => Object.assign(req, { rawBody: buf }) }).',
   'next-pages': 'Next.js Pages Router: Next\'s body parser read it first. Add export const config = { api: { bodyParser: false } } to the API route file.',
-  'next-app': 'Next.js App Router: the Request body was read before createRouteHandlers got it. Hand the Request over unread (read a request.clone() if you need the body too).',
+  'next-app': `Next.js App Router: the Request body was read before createRouteHandlers got it. ${HAND_OVER_UNREAD}`,
   koa: 'Koa: a body parser read it first without keeping ctx.request.rawBody. Mount payRouter(pay).routes() before the body parser, or use @koa/bodyparser, which keeps it.',
 };
 /** Every framework's fix, for a request that came through none of the adapters. */
