@@ -23,10 +23,10 @@ export { MemoryCheckpointStore, MemoryAdminTokenStore, type CheckpointStore, typ
 export { DEFAULT_TERMINAL_STATUSES, defaultExtractPayment } from './core/payments/index.js';
 export type {
   Payments, PaymentsOptions, StatusAuth, PaymentOutcome, PaymentStatus, StatusOptions, ReconcileOptions, ReconcileOutcome, ReconcileResult,
-  ReconcilePendingOptions, SweepChange, SweepReport, OrderFinding, OrderFindingKind, OrderReconciliationReport, ReconcileOrdersOptions,
+  ReconcilePendingOptions, SweepChange, SweepReport, PruneLedgerOptions, PruneLedgerReport, OrderFinding, OrderFindingKind, OrderReconciliationReport, ReconcileOrdersOptions,
   ExtractPayment, PaymentObservation,
 } from './core/payments/index.js';
 export {
-  MemoryLedgerStore, applyObservation, OUTCOME_RANK, type MemoryLedgerStoreOptions, type LedgerStore, type LedgerEntry, type LedgerObservation,
+  MemoryLedgerStore, applyObservation, isForgettable, OUTCOME_RANK, type ForgetCondition, type MemoryLedgerStoreOptions, type LedgerStore, type LedgerEntry, type LedgerObservation,
   type LedgerOutcome, type LedgerQuery, type LedgerRecordResult, type LedgerSource,
 } from './core/stores/index.js';

@@ -114,7 +114,7 @@ export function createPay(options: PayOptions = {}): Pay {
     mintWidgetToken: mint,
     webhooks,
     orders,
-    payments: { status: payments.status, reconcile: payments.reconcile, reconcilePending: payments.reconcilePending, get: payments.get, byOrder: payments.byOrder },
+    payments: { status: payments.status, reconcile: payments.reconcile, reconcilePending: payments.reconcilePending, get: payments.get, byOrder: payments.byOrder, pruneLedger: payments.pruneLedger },
     reconcileOrders: (reconcileOptions) => reconcileOrders({ ledger: payments.ledger, iterate: (o) => orders.iterate(o), findOrder: (id) => findOrderById(orders, id), logger }, reconcileOptions),
     checkoutForOrder: (entityId) => checkoutForOrder(orders, payments.ledger, entityId),
     routes: router.routes,

@@ -5,6 +5,7 @@ import type { WebhookHandler } from '../webhooks/dispatch.js';
 import { createLedger, type Ledger, type LedgerInput } from './ledger.js';
 import type { PaymentsPolicy } from './options.js';
 import { reconcilePayment, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
+import { pruneLedger, type PruneLedgerOptions, type PruneLedgerReport } from './prune-ledger.js';
 import { reconcilePending, type ReconcilePendingOptions, type SweepReport } from './reconcile-pending.js';
 import { checkPaymentId, fetchPaymentStatus, isPaymentId, type PaymentStatus, type StatusOptions } from './status.js';
 
@@ -24,6 +25,11 @@ export interface Payments {
    * a payment confirmed or still unresolved).
    */
   byOrder(orderId: string): Promise<LedgerEntry[]>;
+  /**
+   * Removes confirmed and failed payments that have not changed for `olderThan` (at least a day), so the
+   * ledger does not grow without end: run it from a daily job. Unresolved payments stay.
+   */
+  pruneLedger(options: PruneLedgerOptions): Promise<PruneLedgerReport>;
 }
 
 export interface PaymentsDeps {
@@ -63,6 +69,7 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
     reconcilePending: (options) => reconcilePending({ ledger, reconcile, now: deps.now, logger }, options),
     get: async (paymentId) => ledger.get(checkPaymentId(paymentId)),
     byOrder: (orderId) => ledger.byOrder(orderId),
+    pruneLedger: (options) => pruneLedger({ ledger, now: deps.now, logger }, options),
     async recordWebhook(event) {
       const seen = policy.extractPayment(event.payload);
       if (seen === undefined || seen === null) return;
@@ -84,6 +91,7 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
 export type { PaymentStatus, StatusOptions } from './status.js';
 export type { ReconcileOptions, ReconcileOutcome, ReconcileResult } from './reconcile.js';
 export type { ReconcilePendingOptions, SweepChange, SweepReport } from './reconcile-pending.js';
+export type { PruneLedgerOptions, PruneLedgerReport } from './prune-ledger.js';
 export type { OrderFinding, OrderFindingKind, OrderReconciliationReport, ReconcileOrdersOptions } from './reconcile-orders.js';
 export { DEFAULT_TERMINAL_STATUSES, resolvePaymentsOptions, type PaymentOutcome, type PaymentsOptions, type PaymentsPolicy, type StatusAuth } from './options.js';
 export { defaultExtractPayment, type ExtractPayment, type PaymentObservation } from './extract.js';

@@ -1,5 +1,5 @@
 import { PayError } from '../errors.js';
-import type { LedgerEntry, LedgerObservation, LedgerQuery, LedgerRecordResult, LedgerStore } from '../stores/ledger-store.js';
+import type { ForgetCondition, LedgerEntry, LedgerObservation, LedgerQuery, LedgerRecordResult, LedgerStore } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { PaymentOutcome } from './options.js';
 
@@ -11,6 +11,7 @@ export interface Ledger {
   record(input: LedgerInput): Promise<LedgerRecordResult>;
   list(query: LedgerQuery): AsyncIterable<LedgerEntry>;
   byOrder(orderId: string): Promise<LedgerEntry[]>;
+  forget(paymentId: string, condition: ForgetCondition): Promise<boolean>;
 }
 
 /**
@@ -50,6 +51,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
   return {
     get: (paymentId) => guard('read an entry', paymentId, () => store.get(paymentId)),
     byOrder: (orderId) => guard('read the entries of an order', undefined, () => store.byOrder(orderId)),
+    forget: (paymentId, condition) => guard('remove an entry', paymentId, () => store.forget(paymentId, condition)),
     async *list(query) {
       const iterator = store.list(query)[Symbol.asyncIterator]();
       for (;;) {

@@ -40,6 +40,12 @@ export interface SweepReport {
   /** Payments that could not be polled, e.g. an id the service does not know. */
   errors: Array<{ paymentId: string; code: string; message: string }>;
   /**
+   * Ids the service does not know (404) of which nothing was ever learned, removed from the ledger so
+   * that later sweeps stop asking: ids a page sent to `POST /payments/:id/reconcile` while the service
+   * could not answer, made up or mistyped. They are also among `errors`, as PAYMENT_NOT_FOUND.
+   */
+  forgotten: string[];
+  /**
    * Set when the payment service asked to wait (a 429 or 503 with Retry-After, in ms): the sweep then
    * started no further payment, and the ones not looked at wait for the next run, after that time.
    */
@@ -64,7 +70,7 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
   if (!Number.isFinite(olderThan) || olderThan < 0) throw invalidInput('olderThan', `olderThan must be a number of milliseconds, 0 or more (got ${String(olderThan)}).`);
   if (!Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > 64) throw invalidInput('concurrency', `concurrency must be an integer from 1 to 64 (got ${String(concurrency)}).`);
 
-  const report: SweepReport = { checked: 0, changed: [], unresolved: [], errors: [] };
+  const report: SweepReport = { checked: 0, changed: [], unresolved: [], errors: [], forgotten: [] };
   const entries = deps.ledger.list({ outcome: 'unresolved', firstSeenTo: deps.now() - olderThan })[Symbol.asyncIterator]();
   let storeFailure: unknown;
   const sweepOne = async (entry: LedgerEntry) => {
@@ -82,7 +88,18 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
       const payError = toPayError(error);
       if (payError.code === 'STORE_UNAVAILABLE') storeFailure ??= error;
       report.errors.push({ paymentId: entry.paymentId, code: payError.code, message: payError.message });
-      report.unresolved.push(entry.paymentId);
+      if (payError.code === 'PAYMENT_NOT_FOUND' && entry.status === null) await forgetUnknown(entry.paymentId);
+      else report.unresolved.push(entry.paymentId);
+    }
+  };
+  // Only while no status is known: a webhook that recorded one meanwhile keeps the entry.
+  const forgetUnknown = async (paymentId: string) => {
+    try {
+      if (await deps.ledger.forget(paymentId, { kind: 'unknown' })) report.forgotten.push(paymentId);
+      else report.unresolved.push(paymentId);
+    } catch (error) {
+      storeFailure ??= error;
+      report.unresolved.push(paymentId);
     }
   };
   const worker = async () => {
@@ -105,6 +122,9 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
   if (report.retryAfterMs !== undefined) {
     deps.logger.warn({ checked: report.checked, retryAfterMs: report.retryAfterMs }, 'the payment service asked to wait (Retry-After); the sweep stopped early, the rest waits for its next run');
   }
-  deps.logger.info({ checked: report.checked, changed: report.changed.length, unresolved: report.unresolved.length, errors: report.errors.length }, 'payment sweep finished');
+  if (report.forgotten.length > 0) {
+    deps.logger.warn({ forgotten: report.forgotten.length }, 'the payment service does not know some payment ids the ledger held without a status; they were removed from the ledger');
+  }
+  deps.logger.info({ checked: report.checked, changed: report.changed.length, unresolved: report.unresolved.length, errors: report.errors.length, forgotten: report.forgotten.length }, 'payment sweep finished');
   return report;
 }

@@ -7,7 +7,7 @@ export type { ClaimStore, ClaimResult } from './claim-store.js';
 export { MemoryClaimStore, type MemoryClaimStoreOptions } from './memory-claim-store.js';
 export { MemoryCheckpointStore, type CheckpointStore, type MemoryCheckpointStoreOptions } from './checkpoint-store.js';
 export { MemoryAdminTokenStore, type AdminTokenStore, type MemoryAdminTokenStoreOptions } from './admin-token-store.js';
-export { OUTCOME_RANK, applyObservation, type LedgerStore, type LedgerEntry, type LedgerObservation, type LedgerOutcome, type LedgerQuery, type LedgerRecordResult, type LedgerSource } from './ledger-store.js';
+export { OUTCOME_RANK, applyObservation, isForgettable, type ForgetCondition, type LedgerStore, type LedgerEntry, type LedgerObservation, type LedgerOutcome, type LedgerQuery, type LedgerRecordResult, type LedgerSource } from './ledger-store.js';
 export { MemoryLedgerStore, type MemoryLedgerStoreOptions } from './memory-ledger-store.js';
 
 /** Where state shared between requests lives; in memory by default. */

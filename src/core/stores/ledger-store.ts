@@ -28,7 +28,8 @@
  * between the per-outcome sorted sets (`ledger:outcome:<outcome>` scored by firstSeenAt,
  * `ledger:updated:<outcome>` scored by updatedAt) and adds it to `ledger:order:<orderId>`, then
  * returns the resulting hash. `list` is ZRANGEBYSCORE over one sorted set, page by page; `byOrder`
- * is SMEMBERS + HGETALL.
+ * is SMEMBERS + HGETALL; `forget` is a script that checks its condition on the hash, then deletes it
+ * and takes the id out of every set.
  *
  * Any method may throw (or reject) when the store is unreachable.
  */
@@ -102,6 +103,20 @@ export function matchesQuery(entry: LedgerEntry, query: LedgerQuery): boolean {
   return entry.outcome === query.outcome && entry.firstSeenAt >= firstSeenFrom && entry.firstSeenAt <= firstSeenTo && entry.updatedAt >= updatedFrom && entry.updatedAt <= updatedTo;
 }
 
+/**
+ * Which entry `forget` may remove; it checks the condition on the entry as it is at that moment, so a
+ * status learned meanwhile (a webhook) keeps the entry.
+ * - `unknown`: no status was ever learned for it (a payment id the service turned out not to know);
+ * - `settled`: confirmed or failed, and last changed at or before `updatedTo` (ms): retention.
+ */
+export type ForgetCondition = { kind: 'unknown' } | { kind: 'settled'; updatedTo: number };
+
+/** Whether `forget` may remove this entry under this condition: the stores share it. */
+export function isForgettable(entry: LedgerEntry, condition: ForgetCondition): boolean {
+  if (condition.kind === 'unknown') return entry.status === null;
+  return entry.outcome !== 'unresolved' && entry.updatedAt <= condition.updatedTo;
+}
+
 export interface LedgerStore {
   get(paymentId: string): Promise<LedgerEntry | undefined>;
   /** Applies one observation atomically by the rules above and answers the resulting entry. */
@@ -110,6 +125,8 @@ export interface LedgerStore {
   list(query: LedgerQuery): AsyncIterable<LedgerEntry>;
   /** Every entry recorded against this order id. */
   byOrder(orderId: string): Promise<LedgerEntry[]>;
+  /** Removes the entry if it meets the condition, atomically; true when it was removed. */
+  forget(paymentId: string, condition: ForgetCondition): Promise<boolean>;
 }
 
 /** The record rule, shared by the memory store and the tests of any other store. */

@@ -1,4 +1,4 @@
-import { applyObservation, listsByUpdate, matchesQuery, type LedgerEntry, type LedgerObservation, type LedgerQuery, type LedgerRecordResult, type LedgerStore } from './ledger-store.js';
+import { applyObservation, isForgettable, listsByUpdate, matchesQuery, type ForgetCondition, type LedgerEntry, type LedgerObservation, type LedgerQuery, type LedgerRecordResult, type LedgerStore } from './ledger-store.js';
 
 export interface MemoryLedgerStoreOptions {
   /**
@@ -76,6 +76,13 @@ export class MemoryLedgerStore implements LedgerStore {
     });
   }
 
+  async forget(paymentId: string, condition: ForgetCondition): Promise<boolean> {
+    const entry = this.#entries.get(paymentId);
+    if (!entry || !isForgettable(entry, condition)) return false;
+    this.#remove(entry);
+    return true;
+  }
+
   /** Entries held (for tests and diagnostics). */
   get size(): number {
     return this.#entries.size;
@@ -92,13 +99,16 @@ export class MemoryLedgerStore implements LedgerStore {
       }
       if (victim) break;
     }
-    if (!victim) return;
-    this.#entries.delete(victim.paymentId);
-    this.#byBucket[bucket(victim)].delete(victim.paymentId);
-    if (victim.orderId !== undefined) {
-      const ids = this.#orders.get(victim.orderId);
-      ids?.delete(victim.paymentId);
-      if (ids?.size === 0) this.#orders.delete(victim.orderId);
+    if (victim) this.#remove(victim);
+  }
+
+  #remove(entry: LedgerEntry): void {
+    this.#entries.delete(entry.paymentId);
+    this.#byBucket[bucket(entry)].delete(entry.paymentId);
+    if (entry.orderId !== undefined) {
+      const ids = this.#orders.get(entry.orderId);
+      ids?.delete(entry.paymentId);
+      if (ids?.size === 0) this.#orders.delete(entry.orderId);
     }
   }
 }

@@ -1,6 +1,6 @@
-import { listsByUpdate, matchesQuery, type LedgerEntry, type LedgerObservation, type LedgerOutcome, type LedgerQuery, type LedgerRecordResult, type LedgerSource, type LedgerStore } from '../../core/stores/ledger-store.js';
+import { listsByUpdate, matchesQuery, type ForgetCondition, type LedgerEntry, type LedgerObservation, type LedgerOutcome, type LedgerQuery, type LedgerRecordResult, type LedgerSource, type LedgerStore } from '../../core/stores/ledger-store.js';
 import { asString, pairsToObject, type RedisCommands } from './client.js';
-import { HASHES, LEDGER_RECORD } from './scripts.js';
+import { HASHES, LEDGER_FORGET, LEDGER_RECORD } from './scripts.js';
 
 const OUTCOMES: readonly LedgerOutcome[] = ['unresolved', 'failed', 'confirmed'];
 /** Entries read per round trip while listing. */
@@ -34,8 +34,8 @@ function toEntry(fields: Record<string, string>): LedgerEntry | undefined {
  * The payment ledger in Redis: one hash per payment (`<prefix>ledger:pay:<id>`), two sorted sets per
  * outcome, scored by firstSeenAt (`<prefix>ledger:outcome:<outcome>`) and by updatedAt
  * (`<prefix>ledger:updated:<outcome>`), and a set per order
- * (`<prefix>ledger:order:<orderId>`). `record` is one Lua script applying the never-backwards rule.
- * Entries are kept until deleted (a few hundred bytes each).
+ * (`<prefix>ledger:order:<orderId>`). `record` is one Lua script applying the never-backwards rule,
+ * `forget` another. Entries are kept until forgotten (pay.payments.pruneLedger).
  */
 export class RedisLedgerStore implements LedgerStore {
   readonly #redis: RedisCommands;
@@ -79,6 +79,20 @@ export class RedisLedgerStore implements LedgerStore {
   async byOrder(orderId: string): Promise<LedgerEntry[]> {
     const ids = strings(await this.#redis.command(['SMEMBERS', this.#order(orderId)]));
     return (await this.#entries(ids)).filter((entry): entry is LedgerEntry => entry !== undefined);
+  }
+
+  async forget(paymentId: string, condition: ForgetCondition): Promise<boolean> {
+    const keys = [this.#payment(paymentId), ...OUTCOMES.map((o) => this.#outcome(o)), ...OUTCOMES.map((o) => this.#updated(o))];
+    const updatedTo = condition.kind === 'settled' ? String(condition.updatedTo) : '0';
+    // The order's set is a key of its own, so the script is told which order the entry had when read;
+    // it answers the order id instead when one was filled in meanwhile, and runs again with that set.
+    let orderId = asString(await this.#redis.command(['HGET', this.#payment(paymentId), 'orderId']));
+    for (;;) {
+      const reply = await this.#redis.script(LEDGER_FORGET, orderId === undefined ? keys : [...keys, this.#order(orderId)], [paymentId, condition.kind, updatedTo, optional(orderId)]);
+      const answer = asString(reply);
+      if (answer === undefined || !answer.startsWith('=')) return Number(reply) === 1;
+      orderId = answer.slice(1);
+    }
   }
 
   async #entries(ids: readonly string[]): Promise<Array<LedgerEntry | undefined>> {

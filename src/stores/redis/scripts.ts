@@ -131,3 +131,31 @@ end
 if #set > 0 then redis.call('HSET', KEYS[1], unpack(set)) end
 return { before, redis.call('HGETALL', KEYS[1]), changed and 1 or 0 }
 `);
+
+/**
+ * Removes a ledger entry if it meets `forget`'s condition (isForgettable in src/core/stores/ledger-store.ts).
+ * KEYS as LEDGER_RECORD's, KEYS[8] the set of the order the caller read on the hash, if any.
+ * ARGV: payment id, 'unknown' or 'settled', updatedTo, the order id the caller read ('' when none,
+ * else '=' .. order id, as LEDGER_RECORD takes it). Answers 1 when it
+ * removed the entry, 0 when the condition does not hold, or the entry's order id when it is not the one
+ * the caller read (filled in meanwhile): the caller runs it again with that order's key.
+ */
+export const LEDGER_FORGET = new Script(`
+local sets = { unresolved = KEYS[2], failed = KEYS[3], confirmed = KEYS[4] }
+local updated = { unresolved = KEYS[5], failed = KEYS[6], confirmed = KEYS[7] }
+local fields = redis.call('HGETALL', KEYS[1])
+if #fields == 0 then return 0 end
+local cur = {}
+for i = 1, #fields, 2 do cur[fields[i]] = fields[i + 1] end
+if ARGV[2] == 'unknown' then
+  if cur.status ~= nil then return 0 end
+elseif cur.outcome == 'unresolved' or tonumber(cur.updatedAt) > tonumber(ARGV[3]) then
+  return 0
+end
+if (cur.orderId and '=' .. cur.orderId or '') ~= ARGV[4] then return '=' .. cur.orderId end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', sets[cur.outcome], ARGV[1])
+redis.call('ZREM', updated[cur.outcome], ARGV[1])
+if cur.orderId then redis.call('SREM', KEYS[8], ARGV[1]) end
+return 1
+`);

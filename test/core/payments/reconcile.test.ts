@@ -241,7 +241,7 @@ describe('pay by bank', () => {
     secrets.push(clientToken);
     expect(await pay.payments.reconcile(paymentId, { budgetMs: 80 })).toMatchObject({ outcome: 'needs_reconciliation', status: 'pending' });
     const sweep = await pay.payments.reconcilePending();
-    expect(sweep).toEqual({ checked: 1, changed: [], unresolved: [paymentId], errors: [] });
+    expect(sweep).toEqual({ checked: 1, changed: [], unresolved: [paymentId], errors: [], forgotten: [] });
   });
 
   it('a ledger that fails answers the delivery 503 and releases the claim, so the retry records it', async () => {
@@ -251,6 +251,7 @@ describe('pay by bank', () => {
       get: (id) => store.get(id),
       list: (query) => store.list(query),
       byOrder: (orderId) => store.byOrder(orderId),
+      forget: (id, condition) => store.forget(id, condition),
       record: async (observation) => {
         if (observation.source === 'webhook' && failures-- > 0) throw new Error('ECONNRESET ledger (test)');
         return store.record(observation);
@@ -437,6 +438,27 @@ describe('reconcilePending (the sweep)', () => {
     proceed();
     const report = await sweep;
     expect(report.changed).toEqual([{ paymentId: paid.paymentId, orderId: 'sweep-webhook', from: 'processing', to: 'succeeded', outcome: 'confirmed', source: 'webhook' }]);
+  });
+
+  it('forgets an id the service does not know once it answers, when nothing was ever learned of it (a page made it up during an outage); later sweeps stop asking', async () => {
+    const pay = payFor(sb, { logger });
+    const real = await payByBank(pay, sb, { amount: 800, currency: 'EUR', orderId: 'sweep-outage' });
+    secrets.push(real.clientToken);
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, body: '{"error":"down"}', times: Infinity });
+    for (const id of [real.paymentId, 'pay_made_up']) {
+      expect(await pay.payments.reconcile(id, { budgetMs: 0 })).toMatchObject({ status: null, outcome: 'needs_reconciliation' });
+    }
+    sb.faults.clear();
+
+    const report = await pay.payments.reconcilePending();
+    expect(report).toMatchObject({ checked: 2, forgotten: ['pay_made_up'], unresolved: [real.paymentId] });
+    expect(report.errors).toEqual([{ paymentId: 'pay_made_up', code: 'PAYMENT_NOT_FOUND', message: expect.stringContaining('pay_made_up') }]);
+    expect(await pay.payments.get('pay_made_up')).toBeUndefined();
+    expect(await pay.payments.get(real.paymentId)).toMatchObject({ status: 'pending', outcome: 'unresolved' });
+    expect(logger.text()).toContain('does not know some payment ids');
+
+    const again = await pay.payments.reconcilePending();
+    expect(again).toMatchObject({ checked: 1, forgotten: [], errors: [] });
   });
 
   it('checks its options', async () => {

@@ -126,6 +126,49 @@ export function ledgerStoreContract(name: string, make: () => LedgerStore | Prom
       expect(seen).not.toContain('p240');
     });
 
+    it('forgets an entry only while it meets the condition: never learned a status, or settled at or before a time', async () => {
+      const store = await make();
+      await store.record(observe('unknown', null, 'unresolved', 1_000));
+      await store.record(observe('pending', 'pending', 'unresolved', 1_000));
+      await store.record(observe('old-paid', 'succeeded', 'confirmed', 1_000, { orderId: 'o1' }));
+      await store.record(observe('old-declined', 'declined', 'failed', 2_000, { orderId: 'o1' }));
+      await store.record(observe('new-paid', 'succeeded', 'confirmed', 5_000, { orderId: 'o1' }));
+
+      expect(await store.forget('pending', { kind: 'unknown' })).toBe(false);
+      expect(await store.forget('old-paid', { kind: 'unknown' })).toBe(false);
+      expect(await store.forget('missing', { kind: 'unknown' })).toBe(false);
+      expect(await store.forget('unknown', { kind: 'unknown' })).toBe(true);
+      expect(await store.forget('unknown', { kind: 'unknown' })).toBe(false);
+
+      // Unresolved ones are never settled, however old; settled ones go at or before the time only.
+      expect(await store.forget('pending', { kind: 'settled', updatedTo: 9_000 })).toBe(false);
+      expect(await store.forget('new-paid', { kind: 'settled', updatedTo: 4_999 })).toBe(false);
+      expect(await store.forget('old-declined', { kind: 'settled', updatedTo: 2_000 })).toBe(true);
+      expect(await store.forget('old-paid', { kind: 'settled', updatedTo: 4_999 })).toBe(true);
+
+      expect(await store.get('unknown')).toBeUndefined();
+      expect(await store.get('old-paid')).toBeUndefined();
+      expect((await store.byOrder('o1')).map((e) => e.paymentId)).toEqual(['new-paid']);
+      expect((await collect(store.list({ outcome: 'unresolved' }))).map((e) => e.paymentId)).toEqual(['pending']);
+      expect((await collect(store.list({ outcome: 'confirmed', updatedTo: 9_000 }))).map((e) => e.paymentId)).toEqual(['new-paid']);
+      expect(await collect(store.list({ outcome: 'failed' }))).toEqual([]);
+      // A forgotten id starts afresh when heard of again.
+      expect((await store.record(observe('old-paid', 'succeeded', 'confirmed', 6_000))).previous).toBeUndefined();
+    });
+
+    it('keeps an entry whose status was learned after it was listed for forgetting, and one whose order id was filled in is forgotten whole', async () => {
+      const store = await make();
+      await store.record(observe('p1', null, 'unresolved', 1_000));
+      await store.record(observe('p1', 'pending', 'unresolved', 2_000, { source: 'webhook' }));
+      expect(await store.forget('p1', { kind: 'unknown' })).toBe(false);
+      expect(await store.get('p1')).toMatchObject({ status: 'pending' });
+
+      await store.record(observe('p2', 'succeeded', 'confirmed', 1_000));
+      await store.record(observe('p2', 'succeeded', 'confirmed', 1_500, { orderId: 'o2' }));
+      expect(await store.forget('p2', { kind: 'settled', updatedTo: 2_000 })).toBe(true);
+      expect(await store.byOrder('o2')).toEqual([]);
+    });
+
     it('hands out copies: changing an answer changes nothing stored', async () => {
       const store = await make();
       const { entry } = await store.record(observe('p1', 'processing', 'unresolved', 1_000));

@@ -83,6 +83,7 @@ describe('POST /webhooks: the store', () => {
       get: (id) => ledger.get(id),
       list: (query) => ledger.list(query),
       byOrder: (id) => ledger.byOrder(id),
+      forget: (id, condition) => ledger.forget(id, condition),
     };
     const { pay } = payWithClock({ stores: { ledger: failingLedger } });
     let runs = 0;

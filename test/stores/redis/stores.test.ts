@@ -188,6 +188,27 @@ describe('RedisLedgerStore', () => {
     expect(seen).not.toContain('p300');
   });
 
+  it('forgets an entry whose order id was filled in between reading it and removing it, and takes it out of that order', async () => {
+    const prefix = `${runPrefix}${randomUUID()}:`;
+    const ledger = redisStores(ioredis, { prefix }).ledger;
+    let fillIn: (() => Promise<unknown>) | undefined;
+    // A client that lets a webhook fill in the order id right after forget() read the hash.
+    const racing: RedisClientLike = {
+      call: async (command: string, ...args: string[]) => {
+        const reply = await ioredis.call(command, ...args);
+        if (command === 'HGET' && fillIn) await fillIn().finally(() => (fillIn = undefined));
+        return reply;
+      },
+    };
+    const forgetting = redisStores(racing, { prefix }).ledger;
+    await ledger.record({ paymentId: 'p1', status: 'succeeded', outcome: 'confirmed', source: 'poll', at: 1_000 });
+    fillIn = () => ledger.record({ paymentId: 'p1', status: 'succeeded', outcome: 'confirmed', source: 'webhook', at: 1_500, orderId: 'o9' });
+    expect(await forgetting.forget('p1', { kind: 'settled', updatedTo: 2_000 })).toBe(true);
+    expect(await ledger.get('p1')).toBeUndefined();
+    expect(await ledger.byOrder('o9')).toEqual([]);
+    expect(await ioredis.exists(`${prefix}ledger:order:o9`)).toBe(0);
+  });
+
   it('keeps large amounts and timestamps exact, and statuses with any characters', async () => {
     const ledger = fresh(() => ioredis).stores.ledger;
     const at = 1_767_225_600_123;

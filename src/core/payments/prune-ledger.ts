@@ -1,0 +1,59 @@
+import { invalidInput } from '../errors.js';
+import type { Logger } from '../types.js';
+import type { Ledger } from './ledger.js';
+
+export interface PruneLedgerOptions {
+  /**
+   * Confirmed and failed payments last changed longer ago than this (ms) are removed. At least a day:
+   * a recent confirmation is what keeps an order the platform does not show as paid yet from being
+   * minted again. Keep them as long as the windows `reconcileOrders` looks at.
+   */
+  olderThan: number;
+  /** Stops the pruning between entries; the report then says `complete: false`. */
+  signal?: AbortSignal;
+}
+
+export interface PruneLedgerReport {
+  /** Entries removed. */
+  removed: number;
+  /** False when `signal` stopped it early. */
+  complete: boolean;
+}
+
+export const MIN_LEDGER_RETENTION_MS = 86_400_000;
+/** Entries removed at once: each removal is a round trip or two on Redis. */
+const BATCH = 50;
+
+/**
+ * Retention for the ledger, which otherwise keeps every payment it heard of: removes the settled ones
+ * (confirmed, failed) that have not changed for `olderThan`. Unresolved payments stay whatever their
+ * age: they are the sweep's work, and money may still arrive.
+ */
+export async function pruneLedger(deps: { ledger: Ledger; now: () => number; logger: Logger }, options: PruneLedgerOptions): Promise<PruneLedgerReport> {
+  const olderThan = (options as Partial<PruneLedgerOptions> | undefined)?.olderThan;
+  if (typeof olderThan !== 'number' || !Number.isFinite(olderThan) || olderThan < MIN_LEDGER_RETENTION_MS) {
+    throw invalidInput('olderThan', `pruneLedger({ olderThan }) takes milliseconds, at least ${MIN_LEDGER_RETENTION_MS} (a day): younger confirmations keep orders from being paid twice (got ${String(olderThan)}).`);
+  }
+  const { ledger, logger } = deps;
+  const updatedTo = deps.now() - olderThan;
+  let removed = 0;
+  const forget = async (ids: string[]) => {
+    const results = await Promise.all(ids.map((id) => ledger.forget(id, { kind: 'settled', updatedTo })));
+    removed += results.filter(Boolean).length;
+  };
+  for (const outcome of ['failed', 'confirmed'] as const) {
+    let batch: string[] = [];
+    for await (const entry of ledger.list({ outcome, updatedTo })) {
+      if (options.signal?.aborted) break;
+      batch.push(entry.paymentId);
+      if (batch.length === BATCH) {
+        await forget(batch);
+        batch = [];
+      }
+    }
+    await forget(batch);
+  }
+  const complete = options.signal?.aborted !== true;
+  logger.info({ removed, complete, updatedTo: new Date(updatedTo).toISOString() }, 'payment ledger pruned');
+  return { removed, complete };
+}
