@@ -26,8 +26,8 @@ export function checkoutFromOrder(order: CommerceOrder): MintInput {
   if (order.total_due === 0) throw notPayable(order, 'nothing is due on it');
   let amount: number;
   try {
-    // A JSON number such as 27.06: its shortest string is the decimal the platform meant.
-    amount = toMinorUnits(String(order.grand_total), order.order_currency_code);
+    // A JSON number such as 27.06: its shortest string is the decimal the platform meant, up to 15 significant digits.
+    amount = toMinorUnits(order.grand_total, order.order_currency_code);
   } catch (error) {
     throw new PayError('UPSTREAM_INVALID_RESPONSE', `Order ${order.increment_id} has a grand_total of ${order.grand_total} ${order.order_currency_code}, which is not an amount of that currency: ${(error as Error).message}`, { cause: error, details: { service: 'commerce' } });
   }

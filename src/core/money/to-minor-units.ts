@@ -22,6 +22,21 @@ function exponentOf(currency: string): number {
 }
 
 const PLAIN_DECIMAL = /^([0-9]+)(?:\.([0-9]+))?$/;
+/** Every decimal of up to 15 significant digits survives a trip through a double (DBL_DIG). */
+const MAX_EXACT_DIGITS = 15;
+
+/** The text without its trailing zeros, in linear time (a /0+$/ regex retries from every zero: quadratic on '0.000…1'). */
+function withoutTrailingZeros(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 48) end--;
+  return text.slice(0, end);
+}
+
+/** Digits from the first non-zero one, without the fraction's trailing zeros: '1000' 4, '0.0250' 2. */
+function significantDigits(plain: string): number {
+  const [whole = '', fraction = ''] = plain.split('.');
+  return (whole + withoutTrailingZeros(fraction)).replace(/^0+/, '').length;
+}
 
 /** The amount as a plain decimal string, or a PayError saying which rule it breaks. */
 function toDecimalString(value: unknown): string {
@@ -58,7 +73,7 @@ export function toMinorUnits(value: string | number, currency: string): number {
   const text = toDecimalString(value);
   const [, whole = '', fraction = ''] = PLAIN_DECIMAL.exec(text) ?? [];
   // Trailing zeros carry no value ('19.990' EUR is fine); anything else past the exponent would need rounding.
-  const significant = fraction.replace(/0+$/, '');
+  const significant = withoutTrailingZeros(fraction);
   if (significant.length > exponent) {
     const places = (n: number) => `${n} decimal place${n === 1 ? '' : 's'}`;
     throw invalidInput('amount', `amount '${text}' has ${places(significant.length)} but ${currency} has ${exponent}: round it before converting`);
@@ -66,6 +81,11 @@ export function toMinorUnits(value: string | number, currency: string): number {
   const minor = BigInt(whole + significant.padEnd(exponent, '0'));
   if (minor > BigInt(Number.MAX_SAFE_INTEGER)) {
     throw invalidInput('amount', `amount '${text}' ${currency} is ${minor} minor units, more than a JavaScript number holds exactly (${Number.MAX_SAFE_INTEGER})`);
+  }
+  // A double keeps 15 significant digits exactly; past them its shortest string may not be the decimal
+  // that was sent (80000000000000.01 reads back as 80000000000000.02), and rounding is never silent here.
+  if (typeof value === 'number' && significantDigits(text) > MAX_EXACT_DIGITS) {
+    throw invalidInput('amount', `amount ${text} has more significant digits than a JavaScript number keeps exactly (${MAX_EXACT_DIGITS}), so it may not be the amount that was sent: pass it as a decimal string`);
   }
   return Number(minor);
 }

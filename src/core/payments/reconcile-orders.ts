@@ -101,7 +101,7 @@ const toMs = (timestamp: string) => Date.parse(`${timestamp.replace(' ', 'T')}Z`
 
 function orderTotal(order: Pick<CommerceOrder, 'grand_total' | 'order_currency_code'>): { amount: number; currency: string } | undefined {
   try {
-    return { amount: toMinorUnits(String(order.grand_total), order.order_currency_code), currency: order.order_currency_code };
+    return { amount: toMinorUnits(order.grand_total, order.order_currency_code), currency: order.order_currency_code };
   } catch {
     return undefined;
   }

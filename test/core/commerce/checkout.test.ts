@@ -40,6 +40,15 @@ describe('POST /widget-token from a commerce order', () => {
     expect(await minted(res.json.widget_token)).toEqual({ order_id: order.increment_id, amount: minor, currency });
   });
 
+  it('refuses a grand_total past 15 significant digits (502): as a JSON number it may not be the total the platform holds', async () => {
+    const order = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: 'EUR', grand_total: 80000000000000.01, total_due: 80000000000000.01 });
+    const logger = captureLogger();
+    const res = await mintFor(payFor(sb, { logger }), { order_id: order.entity_id });
+    expect(res).toMatchObject({ status: 502, json: { error: { code: 'UPSTREAM_INVALID_RESPONSE' } } });
+    // The shopper is told the cost could not be read; the log says why.
+    expect(logger.text()).toMatch(/80000000000000\.02 has more significant digits than a JavaScript number keeps exactly/);
+  });
+
   it('accepts pending_payment and the id as a string', async () => {
     const order = sb.commerce.addOrder({ state: 'pending_payment', status: 'pending_payment', order_currency_code: 'EUR', grand_total: 10, total_due: 10 });
     expect((await mintFor(pay, { order_id: String(order.entity_id) })).status).toBe(200);

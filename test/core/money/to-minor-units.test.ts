@@ -67,6 +67,9 @@ describe('toMinorUnits', () => {
     ['1.00001', 'CLF', 'amount', /5 decimal places but CLF has 4/], ['19.9990', 'EUR', 'amount', /3 decimal places/],
     ['90071992547409.92', 'EUR', 'amount', /9007199254740992 minor units, more than/], ['9007199254740992', 'JPY', 'amount', /more than/],
     [1e20, 'EUR', 'amount', /more than/],
+    // Past 15 significant digits a number may not be the decimal that was sent: 80000000000000.01 reads back as …02.
+    [80000000000000.01, 'EUR', 'amount', /80000000000000\.02 has more significant digits than a JavaScript number keeps exactly \(15\).*decimal string/],
+    [8796093022208.001, 'KWD', 'amount', /more significant digits/], [1000000000000000, 'JPY', 'amount', /more significant digits/],
     ['.5', 'EUR', 'amount', /not a plain decimal/], ['5.', 'EUR', 'amount', /not a plain decimal/], ['+5', 'EUR', 'amount', /not a plain decimal/],
     ['abc', 'EUR', 'amount', /not a plain decimal/], ['1.2.3', 'EUR', 'amount', /not a plain decimal/],
     ['１２', 'JPY', 'amount', /not a plain decimal/], ['٣', 'JPY', 'amount', /not a plain decimal/], ['0x10', 'JPY', 'amount', /not a plain decimal/],
@@ -116,6 +119,16 @@ describe('toMinorUnits', () => {
     fc.assert(fc.property(fc.integer({ min: 0, max: 999_999_999_999_999 }), currency, (minor, code) => {
       expect(toMinorUnits(Number(fromMinorUnits(minor, code)), code)).toBe(minor);
     }), RUNS);
+  });
+
+  it('takes the decimal string of an amount a number cannot keep exactly', () => {
+    expect(toMinorUnits('80000000000000.01', 'EUR')).toBe(8000000000000001);
+    expect(toMinorUnits('8796093022208.001', 'KWD')).toBe(8796093022208001);
+  });
+
+  it('reads a fraction of any length in one pass: a long run of zeros is not slow (a /0+$/ regex was quadratic)', () => {
+    expect(toMinorUnits(`1.${'0'.repeat(500_000)}`, 'EUR')).toBe(100);
+    expectInvalid(() => toMinorUnits(`1.${'0'.repeat(500_000)}1`, 'EUR'), 'amount', /500001 decimal places but EUR has 2/);
   });
 
   it('always rejects more decimals than the currency has', () => {
