@@ -19,15 +19,16 @@ export class BodyDecodingError extends Error {
 export function createDecoders(zlib: Zlib): (encoding: string | undefined) => Transform[] {
   const flush = { finishFlush: zlib.constants.Z_SYNC_FLUSH };
   const brotliFlush = { finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH };
-  const decoders: Record<string, () => Transform> = {
-    gzip: () => zlib.createGunzip(flush),
-    'x-gzip': () => zlib.createGunzip(flush),
-    deflate: () => zlib.createInflate(flush),
-    br: () => zlib.createBrotliDecompress(brotliFlush),
-  };
+  // A Map, not an object literal: the upstream names the coding, and `'constructor' in {}` is true.
+  const decoders = new Map<string, () => Transform>([
+    ['gzip', () => zlib.createGunzip(flush)],
+    ['x-gzip', () => zlib.createGunzip(flush)],
+    ['deflate', () => zlib.createInflate(flush)],
+    ['br', () => zlib.createBrotliDecompress(brotliFlush)],
+  ]);
   return (encoding) => {
     const codings = (encoding ?? '').split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '' && coding !== 'identity');
-    if (codings.some((coding) => !(coding in decoders))) return [];
-    return codings.reverse().map((coding) => decoders[coding]!());
+    if (codings.some((coding) => !decoders.has(coding))) return [];
+    return codings.reverse().map((coding) => decoders.get(coding)!());
   };
 }

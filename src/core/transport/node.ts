@@ -44,6 +44,15 @@ export function nodeTransport({ http, https, zlib }: NodeHttpModules): Transport
     /** Once the status line and headers came, a failure breaks an answer off: it is not a connection never made. */
     let answered = false;
     const outgoing = send(url, { method: request.method, headers }, (response) => {
+      // Whatever the answer holds, a throw here would be uncaught and end the process: it settles the call instead.
+      try {
+        onResponse(response);
+      } catch (error) {
+        settle(error);
+        response.destroy();
+      }
+    });
+    const onResponse = (response: IncomingMessage) => {
       answered = true;
       const status = response.statusCode!;
       const encoding = response.headers['content-encoding'];
@@ -78,7 +87,7 @@ export function nodeTransport({ http, https, zlib }: NodeHttpModules): Transport
         for (const chunk of chunks) offset += chunk.copy(whole, offset);
         settle(undefined, response, whole);
       });
-    });
+    };
     // A 101 Switching Protocols ends HTTP on this socket: answered as it is (the caller refuses the status)
     // instead of Node closing the socket unheard and the call waiting out its time-out.
     outgoing.on('upgrade', (response: IncomingMessage, socket: { destroy(): void }) => {

@@ -74,6 +74,10 @@ beforeAll(async () => {
           return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(GZIPPED.subarray(0, GZIPPED.length >> 1));
         case '/unknown-coding':
           return res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'x-custom' }).end('bytes as sent');
+        case '/coding/constructor':
+        case '/coding/__proto__':
+        case '/coding/toString':
+          return res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': url.pathname.slice('/coding/'.length) }).end('bytes as sent');
         case '/corrupt':
           return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end('this is not gzip');
         case '/past-limit':
@@ -234,6 +238,13 @@ describe.each([
     const res = await transport(get('/unknown-coding'), signal());
     expect(text(res)).toBe('bytes as sent');
     expect(res.headers.get('content-encoding')).toBe('x-custom');
+  });
+
+  it('leaves the bytes of a coding named like an object property as sent (constructor, __proto__): it crashed the process', async () => {
+    for (const coding of ['constructor', '__proto__', 'toString']) {
+      const res = await transport(get(`/coding/${coding}`), signal());
+      expect(text(res)).toBe('bytes as sent');
+    }
   });
 
   it('sends a header value with a trailing newline trimmed (a key read from a file)', async () => {
