@@ -61,6 +61,9 @@ async function readStream(req: IncomingMessage, limit: number): Promise<Buffer> 
 
 /** Writes a core response to Node's response. */
 export function sendPayResponse(res: ServerResponse, response: PayResponse): void {
+  // Something else answered first (a request time-out middleware): writing again would throw, and on
+  // Express 4, which ignores a middleware's promise, the throw would end the process.
+  if (res.headersSent || res.writableEnded || res.destroyed) return;
   // writeHead keeps headers set earlier (CORS middleware) and skips setHeader's per-call bookkeeping; it fixes
   // the headers at once, so the length is given here (else the answer goes out chunked). A HEAD answer brings
   // the length its GET would have had. A 204 or 304 carries no body and must not claim a length (RFC 9110).

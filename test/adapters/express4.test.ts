@@ -1,0 +1,80 @@
+/**
+ * payMiddleware on a real Express 4 (installed as `express4`), which the peer range still supports. Express 4
+ * ignores the promise a middleware returns, so anything the library let escape would be an unhandled
+ * rejection: the process would end.
+ */
+import { createServer } from 'node:http';
+import express4 from 'express4';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createPay } from 'paywidget-server';
+import { payMiddleware } from 'paywidget-server/express';
+import { describeAdapter } from './behaviour.js';
+import { listen } from './listen.js';
+
+type Express4App = ReturnType<typeof express4>;
+// The library's types follow Express 5's; at run time the middleware is the same function.
+const middleware = (...args: Parameters<typeof payMiddleware>) => payMiddleware(...args) as unknown as express4.RequestHandler;
+
+function appWith(setup: (app: Express4App) => void) {
+  const app = express4();
+  setup(app);
+  app.use((_req, res) => {
+    res.status(404).send('express 4 fallthrough');
+  });
+  return listen(createServer(app), '/pay');
+}
+
+describeAdapter({
+  name: 'Express 4',
+  listens: true,
+  mount: (pay) => appWith((app) => app.use('/pay', middleware(pay))),
+  mountBehindParser: {
+    mount: (pay) => appWith((app) => {
+      app.use(express4.json());
+      app.use('/pay', middleware(pay));
+    }),
+    webhooksWork: false,
+    fixNamed: /Express: a body parser such as express\.json\(\) read it first\. Mount payMiddleware before it/,
+  },
+  fallthrough: { status: 404, text: /express 4 fallthrough/ },
+});
+
+describe('Express 4: a middleware that answered first (a request time-out)', () => {
+  const rejections: unknown[] = [];
+  const onRejection = (reason: unknown) => rejections.push(reason);
+  afterEach(() => {
+    process.off('unhandledRejection', onRejection);
+  });
+
+  it('leaves the answer as it is, and nothing escapes as an unhandled rejection', async () => {
+    process.on('unhandledRejection', onRejection);
+    let resolved!: () => void;
+    const resolving = new Promise<void>((resolve) => (resolved = resolve));
+    const pay = createPay({
+      env: {},
+      resolveCheckout: async () => {
+        // Still working when the time-out below has answered.
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        resolved();
+        return { amount: 100, currency: 'EUR', orderId: 'late' };
+      },
+    });
+    const app = await appWith((a) => {
+      a.use((_req, res, next) => {
+        setTimeout(() => res.status(503).json({ error: 'timeout' }), 30);
+        next();
+      });
+      a.use('/pay', middleware(pay));
+    });
+    try {
+      const answer = await app.send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect([answer.status, answer.text]).toEqual([503, '{"error":"timeout"}']);
+      await resolving;
+      // The library's own answer (here a 502: no payment service configured) comes after the mint attempt.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(rejections).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+});
