@@ -3,6 +3,7 @@ import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { describe, expect, it } from 'vitest';
+import { createPay } from 'paywidget-server';
 import { payRouter } from 'paywidget-server/koa';
 import { describeAdapter } from './behaviour.js';
 import { listen } from './listen.js';
@@ -77,6 +78,53 @@ describe('payRouter mounted without being called, as plain JavaScript allows', (
       expect((await app.send({ method: 'GET', path: '/payments/pay_1' })).status).toBe(500);
       expect(errors[0]?.message).toContain('mounted without being called, so it got a request instead of a Pay instance. Call it:');
       expect(errors[0]?.message).toContain('app.use(payRouter(pay).routes()) in Koa');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('payRouter: OPTIONS and allowedMethods()', () => {
+  it("answers OPTIONS with its paths' own methods, not every method router.all() registers, and a wrong method 405 with the same Allow", async () => {
+    const pay = createPay({ env: {} });
+    const router = payRouter(pay, { prefix: '/pay' });
+    const app = await appWith((koa) => koa.use(router.routes()).use(router.allowedMethods()));
+    try {
+      const options = await app.send({ method: 'OPTIONS', path: '/webhooks' });
+      expect([options.status, options.headers.get('allow'), options.text]).toEqual([204, 'POST, OPTIONS', '']);
+      expect((await app.send({ method: 'OPTIONS', path: '/payments/pay_1' })).headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+      const put = await app.send({ method: 'PUT', path: '/webhooks' });
+      expect([put.status, put.headers.get('allow'), JSON.parse(put.text).error.code]).toEqual([405, 'POST', 'METHOD_NOT_ALLOWED']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("takes a prefix with a trailing slash as Express's app.use('/pay/') does", async () => {
+    const pay = createPay({ env: {} });
+    const app = await appWith((koa) => koa.use(payRouter(pay, { prefix: '/pay/' }).routes()));
+    try {
+      // The library answers (here: no webhook secret configured), not the app's 404.
+      const reached = await app.send({ method: 'POST', path: '/webhooks', body: '{}' });
+      expect([reached.status, JSON.parse(reached.text).error.code]).toEqual([500, 'CONFIG_MISSING']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('leaves OPTIONS to CORS middleware mounted before it', async () => {
+    const pay = createPay({ env: {} });
+    const app = await appWith((koa) => {
+      koa.use(async (ctx, next) => {
+        if (ctx.method !== 'OPTIONS') return next();
+        ctx.status = 204;
+        ctx.set('access-control-allow-methods', 'POST');
+      });
+      koa.use(payRouter(pay, { prefix: '/pay' }).routes());
+    });
+    try {
+      const preflight = await app.send({ method: 'OPTIONS', path: '/webhooks' });
+      expect([preflight.status, preflight.headers.get('access-control-allow-methods'), preflight.headers.get('allow')]).toEqual([204, 'POST', null]);
     } finally {
       await app.close();
     }

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Pay, PayOptions } from '../../core/pay.js';
 import { resolvePay } from '../../core/resolve-pay.js';
+import { optionsAnswer } from '../../core/router.js';
 import { handleNodeRequest, type ParsedBodyHolder } from '../node/index.js';
 
 export interface PayRouterOptions {
@@ -16,15 +17,19 @@ export interface PayRouterOptions {
 export function payRouter(payOrOptions?: Pay | PayOptions, { prefix = '' }: PayRouterOptions = {}): Router {
   const pay = resolvePay(payOrOptions);
   // Case-sensitive like the core router and the other adapters: /Webhooks is not one of its paths.
-  const router = new Router({ sensitive: true, ...(prefix ? { prefix } : {}) });
+  // '/pay/' as Express's app.use('/pay/') takes it: @koa/router would join it into '/pay//webhooks'.
+  const mount = prefix.replace(/\/+$/, '');
+  const router = new Router({ sensitive: true, ...(mount ? { prefix: mount } : {}) });
 
   // The path is rebuilt from the matched route and its params, so the router works under any parent router.
   const handle = (pattern: string) => {
     const hasParams = pattern.includes(':');
     return async (ctx: Context & { params: Record<string, string> }, next: () => Promise<unknown>) => {
       const path = hasParams ? pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(ctx.params[name] ?? '')) : pattern;
-      const response = await handleNodeRequest(pay, ctx.req, path, { framework: 'koa', parsed: ctx.request as ParsedBodyHolder });
-      if (response === null) return next(); // OPTIONS: the app's own handling
+      // OPTIONS that the app's CORS handling left through: its Allow from the core, since router.all() would
+      // have @koa/router's allowedMethods() list every method there is.
+      const response = await handleNodeRequest(pay, ctx.req, path, { framework: 'koa', parsed: ctx.request as ParsedBodyHolder }) ?? optionsAnswer(pay, path);
+      if (response === null) return next();
       ctx.status = response.status;
       ctx.set(response.headers);
       ctx.body = typeof response.body === 'string' ? response.body : Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength);

@@ -1,5 +1,5 @@
 import type { Pay } from '../../core/pay.js';
-import { routeNotFound } from '../../core/router.js';
+import { optionsAnswer, routeNotFound } from '../../core/router.js';
 import type { PayResponse } from '../../core/types.js';
 
 /**
@@ -26,10 +26,8 @@ export interface CatchAll {
  */
 export function notARoute(pay: Pay, method: string, segments: string | string[] | undefined, { param, factory }: CatchAll): PayResponse {
   const path = catchAllPath(segments);
-  if (method.toUpperCase() === 'OPTIONS') {
-    const allowed = pay.allowedMethods(path);
-    if (allowed.length > 0) return { status: 204, headers: { allow: [...allowed, 'OPTIONS'].join(', ') }, body: '' };
-  }
+  const options = method.toUpperCase() === 'OPTIONS' ? optionsAnswer(pay, path) : null;
+  if (options) return options;
   if (segments !== undefined) return routeNotFound(path);
   return routeNotFound(path, ` The catch-all segment '${param}' holds nothing: if the route's folder is named otherwise ([...slug]), pass its name, ${factory}(pay, { param: 'slug' }).`);
 }
