@@ -25,6 +25,11 @@ export function readJsonBody(request: PayRequest, limit: number): unknown {
   }
   const raw = request.rawBody;
   if (raw !== undefined && (typeof raw === 'string' ? utf8Length(raw) : raw.byteLength) > limit) throw bodyTooLarge(limit);
+  // Bytes are read as UTF-8; a parser that ran first decoded its own charset (and then the object is used, above).
+  const charset = typeof raw === 'string' ? undefined : declaredCharset(getHeader(request.headers, 'content-type'));
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new PayError('UNSUPPORTED_MEDIA_TYPE', `The request body is declared as charset ${JSON.stringify(charset.slice(0, 40))}; paywidget-server reads JSON as UTF-8 only. Send it as UTF-8 (Content-Type: application/json; charset=utf-8).`);
+  }
   const text = raw === undefined ? '' : typeof raw === 'string' ? raw : textDecoder.decode(raw);
   if (text.trim() === '') return {};
   try {
@@ -32,6 +37,27 @@ export function readJsonBody(request: PayRequest, limit: number): unknown {
   } catch (error) {
     throw new PayError('INVALID_JSON', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.', { cause: jsonSyntaxCause(error) });
   }
+}
+
+/** The charset parameter of a Content-Type, lowercased and unquoted; undefined when there is none. */
+function declaredCharset(contentType: string | undefined): string | undefined {
+  if (contentType === undefined) return undefined;
+  for (const parameter of contentType.split(';').slice(1)) {
+    const eq = parameter.indexOf('=');
+    if (eq !== -1 && parameter.slice(0, eq).trim().toLowerCase() === 'charset') return parameter.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+  }
+  return undefined;
+}
+
+/**
+ * 415 for a body the adapter would read from the stream while it is sent compressed: the library reads
+ * bytes as sent (a webhook's signature covers them) and decompresses none. A body parser that ran first
+ * decompressed it, and its raw body or object is used instead.
+ */
+export function refuseCompressedBody(contentEncoding: string | null | undefined): void {
+  const coding = (contentEncoding ?? '').trim().toLowerCase();
+  if (coding === '' || coding === 'identity') return;
+  throw new PayError('UNSUPPORTED_MEDIA_TYPE', `The request body is compressed (Content-Encoding: ${JSON.stringify(coding.slice(0, 40))}), and paywidget-server decompresses none: it reads the bytes as sent, which a webhook's signature covers. Send the body uncompressed.`);
 }
 
 /** The fix for a Fetch Request whose body was read before the library got it (App Router). */

@@ -2,6 +2,7 @@
  * One behavioural suite for every framework adapter. Each adapter test starts the real framework
  * over real HTTP (or hands real Fetch Requests to the Next App Router handlers) and runs this.
  */
+import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPay, type Pay } from 'paywidget-server';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
@@ -170,6 +171,35 @@ export function describeAdapter(adapter: AdapterCase): void {
         expect(JSON.parse(response.text).error.code).toBe('BODY_TOO_LARGE');
       }
       expect(checkouts).not.toContain('order-too-large');
+    });
+
+    // Where the library reads the stream itself it refuses what it would misread (415); where a parser ran
+    // first, the parser decompressed or decoded the body, and the library uses what it made.
+    it('refuses a compressed body it would read itself (415), or takes the body a parser decompressed', async () => {
+      const body = gzipSync(JSON.stringify({ orderId: 'order-gzip' }));
+      const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body });
+      if (response.status === 415) {
+        expect(JSON.parse(response.text).error).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining('Content-Encoding: "gzip"') });
+        expect(checkouts).not.toContain('order-gzip');
+      } else {
+        expect(response.status).toBe(200);
+        expect(checkouts).toContain('order-gzip');
+      }
+    });
+
+    it('refuses a JSON body declared in a charset other than UTF-8 (415), or takes the text a parser decoded', async () => {
+      const body = Buffer.from(JSON.stringify({ orderId: 'café-latin1' }), 'latin1');
+      const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json; charset=iso-8859-1' }, body });
+      if (response.status === 415) {
+        expect(checkouts.some((id) => id.startsWith('caf'))).toBe(false);
+      } else {
+        expect(response.status).toBe(200);
+        expect(checkouts).toContain('café-latin1');
+      }
+      // UTF-8, named either way, is read.
+      const utf8 = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json; charset="UTF-8"' }, body: JSON.stringify({ orderId: 'café-utf8' }) });
+      expect(utf8.status).toBe(200);
+      expect(checkouts).toContain('café-utf8');
     });
 
     it('answers 405 with Allow for another method on one of its paths', async () => {
