@@ -41,7 +41,7 @@ describe('POST /widget-token from a commerce order', () => {
   });
 
   it('refuses a grand_total past 15 significant digits (502): as a JSON number it may not be the total the platform holds', async () => {
-    const order = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: 'EUR', grand_total: 80000000000000.01, total_due: 80000000000000.01 });
+    const order = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: 'EUR', grand_total: JSON.parse('80000000000000.01') as number, total_due: 19.99 });
     const logger = captureLogger();
     const res = await mintFor(payFor(sb, { logger }), { order_id: order.entity_id });
     expect(res).toMatchObject({ status: 502, json: { error: { code: 'UPSTREAM_INVALID_RESPONSE' } } });
