@@ -99,7 +99,9 @@ export function createPay(options: PayOptions = {}): Pay {
     : unconfiguredOrders(config.commerceMissing);
   // A platform named in part still resolves from orders: the order read then names what is missing.
   const commerceNamed = config.commerceMissing.length < COMMERCE_REQUIRED.length;
-  const resolveCheckout = options.resolveCheckout ?? (commerceNamed ? orderCheckoutResolver(orders, payments.ledger) : undefined);
+  // The mint guard reads the ledger, and asks the service again about a payment it holds as failed.
+  const paymentsOfOrder = { byOrder: payments.ledger.byOrder, recheck: (paymentId: string) => payments.recheck(paymentId) };
+  const resolveCheckout = options.resolveCheckout ?? (commerceNamed ? orderCheckoutResolver(orders, paymentsOfOrder) : undefined);
   const jsonRoutes = { authorize: options.authorize, maxBodyBytes };
   const router = createRouter([
     widgetTokenRoute({ ...jsonRoutes, resolveCheckout, mint }),
@@ -116,7 +118,7 @@ export function createPay(options: PayOptions = {}): Pay {
     orders,
     payments: { status: payments.status, reconcile: payments.reconcile, reconcilePending: payments.reconcilePending, get: payments.get, byOrder: payments.byOrder, pruneLedger: payments.pruneLedger },
     reconcileOrders: (reconcileOptions) => reconcileOrders({ ledger: payments.ledger, iterate: (o) => orders.iterate(o), findOrder: (id) => findOrderById(orders, id), logger }, reconcileOptions),
-    checkoutForOrder: (entityId) => checkoutForOrder(orders, payments.ledger, entityId),
+    checkoutForOrder: (entityId) => checkoutForOrder(orders, paymentsOfOrder, entityId),
     routes: router.routes,
     matches: router.matches,
     allowedMethods: router.allowedMethods,

@@ -1,6 +1,7 @@
 import { invalidInput, PayError } from '../errors.js';
 import { toMinorUnits } from '../money/index.js';
 import { entriesOfOrder, type Ledger } from '../payments/ledger.js';
+import type { LedgerEntry } from '../stores/ledger-store.js';
 import type { MintInput } from '../payments/mint.js';
 import type { ResolveCheckout } from '../routes/widget-token.js';
 import { toEntityId } from './orders.js';
@@ -35,13 +36,25 @@ export function checkoutFromOrder(order: CommerceOrder): MintInput {
   return { amount, currency: order.order_currency_code, orderId: order.increment_id };
 }
 
+/** What the mint guard reads of the payments: the ledger's entries of an order, and a fresh look at one payment. */
+export interface PaymentsOfOrder extends Pick<Ledger, 'byOrder'> {
+  /**
+   * Asks the payment service for the payment's status now, records it, and answers the ledger's entry
+   * (the one it had when the service cannot be asked).
+   */
+  recheck(paymentId: string): Promise<LedgerEntry | undefined>;
+}
+
 /**
  * Refuses a second charge while the ledger holds a payment for the order that is confirmed (the platform
  * has not caught up yet) or that may still confirm (the seed's needsReconciliation: "do not charge again").
- * A payment with no known status names no order, and a failed one leaves the order payable again.
+ * A payment with no known status names no order. A failed one leaves the order payable again, once the
+ * service says it still is failed: a confirmation outranks a failure (a bank payment approved after it
+ * expired), and its webhook may have been lost.
  */
-export async function assertNoPaymentUnderway(ledger: Pick<Ledger, 'byOrder'>, order: CommerceOrder): Promise<void> {
-  for (const entry of await entriesOfOrder(ledger, order)) {
+export async function assertNoPaymentUnderway(payments: PaymentsOfOrder, order: CommerceOrder): Promise<void> {
+  for (const listed of await entriesOfOrder(payments, order)) {
+    const entry = listed.outcome === 'failed' ? ((await payments.recheck(listed.paymentId)) ?? listed) : listed;
     if (entry.outcome === 'confirmed') {
       throw notPayable(order, `payment ${entry.paymentId} for it is already confirmed (${entry.status}), though the platform does not show it paid yet`, entry.paymentId);
     }
@@ -58,10 +71,10 @@ type OrderSource = { get(entityId: number): Promise<CommerceOrder> };
  * refused (409) when it is not awaiting payment, or the ledger holds a payment for it that is confirmed
  * or may still confirm. `pay.checkoutForOrder`, for a `resolveCheckout` of your own to keep the guards.
  */
-export async function checkoutForOrder(orders: OrderSource, ledger: Pick<Ledger, 'byOrder'>, entityId: unknown, field = 'entityId'): Promise<MintInput> {
+export async function checkoutForOrder(orders: OrderSource, payments: PaymentsOfOrder, entityId: unknown, field = 'entityId'): Promise<MintInput> {
   const order = await orders.get(toEntityId(entityId, field));
   const checkout = checkoutFromOrder(order);
-  await assertNoPaymentUnderway(ledger, order);
+  await assertNoPaymentUnderway(payments, order);
   return checkout;
 }
 
@@ -70,13 +83,13 @@ export async function checkoutForOrder(orders: OrderSource, ledger: Pick<Ledger,
  * order (`{ "order_id": <entity_id> }`), the amount and currency come from the platform, never from
  * the browser, and an order with a payment confirmed or under way in the ledger is not charged again.
  */
-export function orderCheckoutResolver(orders: OrderSource, ledger: Pick<Ledger, 'byOrder'>): ResolveCheckout {
+export function orderCheckoutResolver(orders: OrderSource, payments: PaymentsOfOrder): ResolveCheckout {
   return async (request) => {
     const body = request.body;
     const raw = typeof body === 'object' && body !== null ? (body as { order_id?: unknown }).order_id : undefined;
     if (raw === undefined) {
       throw invalidInput('order_id', 'Send { "order_id": <the order\'s entity_id> } to POST /widget-token; the amount comes from the commerce platform.');
     }
-    return checkoutForOrder(orders, ledger, raw, 'order_id');
+    return checkoutForOrder(orders, payments, raw, 'order_id');
   };
 }

@@ -1,4 +1,5 @@
 import type { HttpPolicy, PaymentConfig } from '../config.js';
+import { PayError } from '../errors.js';
 import type { LedgerEntry, LedgerStore } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { WebhookHandler } from '../webhooks/dispatch.js';
@@ -45,6 +46,8 @@ export interface PaymentsInternals extends Payments {
   readonly ledger: Ledger;
   /** Feeds the ledger from a verified webhook; runs inside the delivery's claim, before the merchant's handlers. */
   readonly recordWebhook: WebhookHandler;
+  /** One status read recorded in the ledger, then the ledger's entry; the entry as it was when the service cannot be read. */
+  recheck(paymentId: string): Promise<LedgerEntry | undefined>;
 }
 
 export function createPayments(deps: PaymentsDeps): PaymentsInternals {
@@ -57,19 +60,30 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
     ledger, poll, http, logger, pollBudgetMs: policy.pollBudgetMs, pollIntervalMs: policy.pollIntervalMs, pollMaxIntervalMs: policy.pollMaxIntervalMs,
   }, paymentId, options);
 
+  const status = async (paymentId: string, options?: StatusOptions) => {
+    const result = await poll(paymentId, options ?? {});
+    const { outcome: _outcome, declineCode: _declineCode, ...facts } = result;
+    await ledger.record({ ...facts, source: 'poll' });
+    return result;
+  };
+
   return {
     ledger,
-    async status(paymentId, options) {
-      const result = await poll(paymentId, options ?? {});
-      const { outcome: _outcome, declineCode: _declineCode, ...facts } = result;
-      await ledger.record({ ...facts, source: 'poll' });
-      return result;
-    },
+    status,
     reconcile,
     reconcilePending: (options) => reconcilePending({ ledger, reconcile, now: deps.now, logger }, options),
     get: async (paymentId) => ledger.get(checkPaymentId(paymentId)),
     byOrder: (orderId) => ledger.byOrder(orderId),
     pruneLedger: (options) => pruneLedger({ ledger, now: deps.now, logger }, options),
+    async recheck(paymentId) {
+      try {
+        await status(paymentId);
+      } catch (error) {
+        if (error instanceof PayError && error.code === 'STORE_UNAVAILABLE') throw error;
+        logger.warn({ err: error, paymentId }, 'the payment service could not be asked about a payment again; going by what the ledger holds');
+      }
+      return ledger.get(paymentId);
+    },
     async recordWebhook(event) {
       const seen = policy.extractPayment(event.payload);
       if (seen === undefined || seen === null) return;

@@ -70,7 +70,7 @@ function isPermanent(error: unknown): boolean {
 
 /**
  * Polls the status endpoint with back-off and jitter until the payment reaches a terminal status or
- * the budget runs out, recording every answer in the ledger. A terminal status already in the ledger
+ * the budget runs out, recording every answer in the ledger. A confirmation already in the ledger
  * (a webhook got there first) answers at once. When the budget runs out the answer is
  * `needs_reconciliation`, never an exception, and the payment stays in the ledger for the sweep;
  * transport failures and 5xx along the way only cost polls. Permanent refusals (unknown payment,
@@ -83,8 +83,10 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   if (!Number.isFinite(budgetMs) || budgetMs < 0) {
     throw invalidInput('budgetMs', `budgetMs must be a number of milliseconds, 0 or more (got ${String(budgetMs)}).`);
   }
+  // Confirmed is final. Failed is asked again: a confirmation outranks it (a bank payment approved after
+  // it was canceled), and the webhook that would have said so may have been lost.
   const known = await deps.ledger.get(paymentId);
-  if (known && known.outcome !== 'unresolved') return toReconcileResult(paymentId, known);
+  if (known?.outcome === 'confirmed') return toReconcileResult(paymentId, known);
 
   const started = Date.now();
   const deadline = started + budgetMs;

@@ -138,6 +138,34 @@ describe('POST /widget-token from a commerce order', () => {
     expect(await pay.checkoutForOrder(fresh.entity_id)).toEqual({ amount: 1200, currency: 'JPY', orderId: fresh.increment_id });
   });
 
+  it('asks the service again about a payment the ledger holds as failed before minting for its order again: a late confirmation whose webhook was lost stops it', async () => {
+    const logger = captureLogger();
+    const guarded = payFor(sb, { logger });
+    const order = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: 'EUR', grand_total: 42, total_due: 42 });
+    // A bank payment the service canceled (the shopper left), then approved after all (no webhook reaches this instance).
+    const payment = sb.payments.create({ method: 'pay_by_bank', amount: 4200, currency: 'EUR', orderId: order.increment_id, status: 'pending' });
+    sb.payments.setStatus(payment.id, 'canceled');
+    expect(await guarded.payments.reconcile(payment.id, { budgetMs: 0 })).toMatchObject({ outcome: 'failed', status: 'canceled' });
+    sb.payments.setStatus(payment.id, 'succeeded');
+
+    const refused = await mintFor(guarded, { order_id: order.entity_id });
+    expect(refused).toMatchObject({ status: 409, json: { error: { code: 'ORDER_NOT_PAYABLE', details: { paymentId: payment.id } } } });
+    expect(await guarded.payments.get(payment.id)).toMatchObject({ outcome: 'confirmed', status: 'succeeded' });
+
+    // Still failed when asked again: the order is payable. The service cannot be asked: the ledger's word goes, and the log says so.
+    const other = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: 'EUR', grand_total: 7, total_due: 7 });
+    const declined = sb.payments.create({ method: 'card', amount: 700, currency: 'EUR', orderId: other.increment_id, status: 'declined' });
+    await guarded.payments.reconcile(declined.id, { budgetMs: 0 });
+    expect((await mintFor(guarded, { order_id: other.entity_id })).status).toBe(200);
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, body: '{"error":"down"}', times: Infinity });
+    try {
+      expect((await mintFor(guarded, { order_id: other.entity_id })).status).toBe(200);
+    } finally {
+      sb.faults.clear();
+    }
+    expect(logger.text()).toContain('could not be asked about a payment again');
+  });
+
   it('tells the shopper the order could not be priced, and only the log who and where: a refused admin login, an unreachable platform', async () => {
     const logger = captureLogger();
     const wrongPassword = payFor(sb, { logger, commerce: { password: 'not-the-password' } });

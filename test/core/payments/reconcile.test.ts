@@ -303,6 +303,23 @@ describe('the ledger never moves a status backwards', () => {
   });
 });
 
+describe('reconcile after an answer is known', () => {
+  it('answers a confirmation from the ledger without asking, and asks again about a failure, which a later confirmation outranks', async () => {
+    const pay = payFor(sb, { logger });
+    const bank = await payByBank(pay, sb, { amount: 900, currency: 'EUR', orderId: 'late-approval' });
+    secrets.push(bank.clientToken);
+    sb.payments.setStatus(bank.paymentId, 'canceled');
+    expect(await pay.payments.reconcile(bank.paymentId, { budgetMs: 0 })).toMatchObject({ outcome: 'failed', status: 'canceled' });
+    sb.payments.setStatus(bank.paymentId, 'succeeded'); // its webhook never reaches this instance
+    expect(await pay.payments.reconcile(bank.paymentId, { budgetMs: 0 })).toMatchObject({ outcome: 'confirmed', status: 'succeeded', source: 'poll' });
+
+    // Confirmed: the service is not asked again (here it could not even answer).
+    const down = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, body: '{"error":"down"}', times: Infinity });
+    expect(await pay.payments.reconcile(bank.paymentId, { budgetMs: 0 })).toMatchObject({ outcome: 'confirmed' });
+    expect(sb.faults.list().find((f) => f.id === down)!.hits).toBe(0);
+  });
+});
+
 describe('the status credential', () => {
   it('is the client token when given: it works with deliberately wrong merchant credentials', async () => {
     const good = payFor(sb, { logger });
