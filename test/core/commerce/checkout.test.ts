@@ -143,7 +143,7 @@ describe('POST /widget-token from a commerce order', () => {
     const guarded = payFor(sb, { logger });
     const order = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: 'EUR', grand_total: 42, total_due: 42 });
     // A bank payment the service canceled (the shopper left), then approved after all (no webhook reaches this instance).
-    const payment = sb.payments.create({ method: 'pay_by_bank', amount: 4200, currency: 'EUR', orderId: order.increment_id, status: 'pending' });
+    const payment = sb.payments.create({ method: 'pay_by_bank', amount: 4200, currency: 'EUR', orderId: String(order.increment_id), status: 'pending' });
     sb.payments.setStatus(payment.id, 'canceled');
     expect(await guarded.payments.reconcile(payment.id, { budgetMs: 0 })).toMatchObject({ outcome: 'failed', status: 'canceled' });
     sb.payments.setStatus(payment.id, 'succeeded');
@@ -154,7 +154,7 @@ describe('POST /widget-token from a commerce order', () => {
 
     // Still failed when asked again: the order is payable. The service cannot be asked: the ledger's word goes, and the log says so.
     const other = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: 'EUR', grand_total: 7, total_due: 7 });
-    const declined = sb.payments.create({ method: 'card', amount: 700, currency: 'EUR', orderId: other.increment_id, status: 'declined' });
+    const declined = sb.payments.create({ method: 'card', amount: 700, currency: 'EUR', orderId: String(other.increment_id), status: 'declined' });
     await guarded.payments.reconcile(declined.id, { budgetMs: 0 });
     expect((await mintFor(guarded, { order_id: other.entity_id })).status).toBe(200);
     sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, body: '{"error":"down"}', times: Infinity });
