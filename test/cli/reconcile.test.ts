@@ -164,6 +164,37 @@ describe('paywidget reconcile with REDIS_URL', () => {
     expect(result.code).toBe(3);
   }));
 
+  it('payments prune removes the settled payments of the shared ledger past --older-than, and keeps unresolved ones', () => withSharedRedis(async (shared, server) => {
+    const client = await connectedRedis(shared.REDIS_URL!);
+    try {
+      const ledger = redisStores(client, { prefix: shared.PAYWIDGET_REDIS_PREFIX }).ledger;
+      const longAgo = Date.now() - 40 * 86_400_000;
+      await ledger.record({ paymentId: 'pay_old_paid', status: 'succeeded', outcome: 'confirmed', source: 'webhook', at: longAgo, orderId: 'o-old' });
+      await ledger.record({ paymentId: 'pay_old_declined', status: 'declined', outcome: 'failed', source: 'poll', at: longAgo });
+      await ledger.record({ paymentId: 'pay_old_pending', status: 'pending', outcome: 'unresolved', source: 'poll', at: longAgo });
+      await ledger.record({ paymentId: 'pay_recent', status: 'succeeded', outcome: 'confirmed', source: 'webhook', at: Date.now() - 86_400_000 });
+
+      expect(await run(['payments', 'prune', '--older-than', '30', '--json'], shared)).toMatchObject({ code: 0, stdout: '{"removed":2,"complete":true}\n', stderr: '' });
+      expect(await server.payments.get('pay_old_paid')).toBeUndefined();
+      expect(await server.payments.byOrder('o-old')).toEqual([]);
+      for (const kept of ['pay_old_pending', 'pay_recent']) expect(await server.payments.get(kept)).toBeDefined();
+      expect((await run(['payments', 'prune', '--older-than', '30'], shared)).stdout).toBe('removed 0 settled payments unchanged for 30 days or more\n');
+    } finally {
+      await client.quit();
+    }
+  }));
+
+  it('payments prune: usage errors for a missing or too small --older-than, and without REDIS_URL', async () => {
+    for (const argv of [['payments', 'prune'], ['payments', 'prune', '--older-than', '0'], ['payments', 'prune', '--older-than', '1.5']]) {
+      const result = await run(argv, { ...env(), REDIS_URL: 'redis://127.0.0.1:9' });
+      expect([argv.join(' '), result.code]).toEqual([argv.join(' '), 2]);
+      expect(result.stderr).toMatch(/--older-than/);
+    }
+    const noRedis = await run(['payments', 'prune', '--older-than', '30']);
+    expect(noRedis.code).toBe(2);
+    expect(noRedis.stderr).toContain('REDIS_URL is not set');
+  });
+
   it('reads the ledger the servers keep in Redis', () => withSharedRedis(async (shared, server) => {
     // A server recorded a confirmed payment for this order in the shared ledger.
     const from = new Date(Date.now() - 1_000).toISOString().replace(/\.\d+Z$/, 'Z');

@@ -2,6 +2,7 @@ import { fromMinorUnits } from '../../core/money/index.js';
 import { createPay } from '../../core/pay.js';
 import { isPaymentId } from '../../core/payments/status.js';
 import type { ReconcileResult } from '../../core/payments/reconcile.js';
+import type { PruneLedgerReport } from '../../core/payments/prune-ledger.js';
 import { sharedStores } from '../shared-stores.js';
 import { silentLogger } from '../../core/logger.js';
 import { commandGroup, EXIT, parse, UsageError, wholeNumber, writeVerdict, type Command, printHelp } from '../io.js';
@@ -84,6 +85,52 @@ ${PAYMENT_ENVIRONMENT}`,
   },
 };
 
+const DAY_MS = 86_400_000;
+
+const prune: Command = {
+  name: 'prune',
+  summary: 'remove settled payments from the ledger in Redis (retention)',
+  help: `Usage: paywidget payments prune --older-than DAYS [--json]
+
+Removes from the ledger your servers keep in Redis the confirmed and failed payments that have not
+changed for DAYS days. Unresolved payments stay, whatever their age: the sweep still works through
+them. Run it from a daily job, with DAYS at least as long as the windows you reconcile
+('paywidget reconcile --from'): a payment removed is no longer there to be checked against its order.
+
+Options:
+  --older-than DAYS  whole days, 1 or more: a recent confirmation keeps its order from being paid twice
+  --json             print { removed, complete } as JSON
+  -h, --help         this help
+
+Exit codes: 0 done, 1 Redis could not be reached (STORE_UNAVAILABLE), 2 bad usage (REDIS_URL unset
+included), 130 interrupted (what was removed stays removed; run it again to go on).
+
+Environment:
+  REDIS_URL               the Redis your servers keep their ledger in (redisStores)
+  PAYWIDGET_REDIS_PREFIX  their key prefix, if not paywidget:`,
+  async run(args, io, path) {
+    const { values, positionals } = parse(path, args, { 'older-than': { type: 'string' }, json: { type: 'boolean' } }, true);
+    if (values.help) return printHelp(io, this);
+    if (positionals.length > 0) throw new UsageError(`unexpected '${positionals[0]!.slice(0, 40)}'.`, path);
+    const days = wholeNumber(path, 'older-than', values['older-than'], 'a whole number of days, 1 or more', 1, 36_500);
+    if (days === undefined) throw new UsageError('--older-than DAYS is required.', path);
+    if (!io.env.REDIS_URL) throw new UsageError('REDIS_URL is not set: the ledger to prune is the one your servers keep in Redis (a CLI run alone has none).', path);
+    const shared = await sharedStores(io.env);
+    let report: PruneLedgerReport;
+    try {
+      const pay = createPay({ env: {}, logger: silentLogger, stores: shared.stores });
+      report = await pay.payments.pruneLedger({ olderThan: days * DAY_MS, signal: io.signal });
+    } finally {
+      await shared.close();
+    }
+    const plural = report.removed === 1 ? '' : 's';
+    const said = `removed ${report.removed} settled payment${plural} unchanged for ${days} day${days === 1 ? '' : 's'} or more${report.complete ? '' : '; interrupted, run it again to go on'}\n`;
+    await writeVerdict(io.stdout, values.json ? `${JSON.stringify(report)}\n` : said);
+    return report.complete ? EXIT.ok : EXIT.interrupted;
+  },
+};
+
 export const paymentsCommand = commandGroup('payments', 'read and reconcile payments with the payment service', [
   { usage: 'reconcile <payment_id>', command: reconcile },
+  { usage: 'prune --older-than DAYS', command: prune },
 ]);
