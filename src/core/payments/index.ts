@@ -50,6 +50,8 @@ export interface PaymentsInternals extends Payments {
   recheck(paymentId: string): Promise<LedgerEntry | undefined>;
 }
 
+const RECHECK_TIMEOUT_MS = 3_000;
+
 export function createPayments(deps: PaymentsDeps): PaymentsInternals {
   const { policy, logger, http } = deps;
   const ledger = createLedger({ store: deps.store, classify: policy.classify, now: deps.now, logger });
@@ -60,8 +62,8 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
     ledger, poll, http, logger, pollBudgetMs: policy.pollBudgetMs, pollIntervalMs: policy.pollIntervalMs, pollMaxIntervalMs: policy.pollMaxIntervalMs,
   }, paymentId, options);
 
-  const status = async (paymentId: string, options?: StatusOptions) => {
-    const result = await poll(paymentId, options ?? {});
+  const status = async (paymentId: string, options?: StatusOptions, override?: Partial<HttpPolicy>) => {
+    const result = await poll(paymentId, options ?? {}, override);
     const { outcome: _outcome, declineCode: _declineCode, ...facts } = result;
     await ledger.record({ ...facts, source: 'poll' });
     return result;
@@ -77,7 +79,9 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
     pruneLedger: (options) => pruneLedger({ ledger, now: deps.now, logger }, options),
     async recheck(paymentId) {
       try {
-        await status(paymentId);
+        // A shopper waits on it (the mint guard): one attempt, a few seconds at most.
+        const quick = Math.min(http.attemptTimeoutMs, RECHECK_TIMEOUT_MS);
+        await status(paymentId, {}, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick });
       } catch (error) {
         if (error instanceof PayError && error.code === 'STORE_UNAVAILABLE') throw error;
         logger.warn({ err: error, paymentId }, 'the payment service could not be asked about a payment again; going by what the ledger holds');
