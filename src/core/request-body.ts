@@ -25,9 +25,10 @@ export function readJsonBody(request: PayRequest, limit: number): unknown {
   }
   const raw = request.rawBody;
   if (raw !== undefined && (typeof raw === 'string' ? utf8Length(raw) : raw.byteLength) > limit) throw bodyTooLarge(limit);
-  // Bytes are read as UTF-8; a parser that ran first decoded its own charset (and then the object is used, above).
-  const charset = typeof raw === 'string' ? undefined : declaredCharset(getHeader(request.headers, 'content-type'));
-  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+  // Bytes are read as UTF-8 (ASCII is a part of it); a parser that ran first decoded its own charset (and
+  // then its string or object is used). No bytes, nothing to misread: a GET that names a charset is fine.
+  const charset = raw === undefined || typeof raw === 'string' || raw.byteLength === 0 ? undefined : declaredCharset(getHeader(request.headers, 'content-type'));
+  if (charset !== undefined && !UTF8_READABLE.has(charset)) {
     throw new PayError('UNSUPPORTED_MEDIA_TYPE', `The request body is declared as charset ${JSON.stringify(charset.slice(0, 40))}; paywidget-server reads JSON as UTF-8 only. Send it as UTF-8 (Content-Type: application/json; charset=utf-8).`);
   }
   const text = raw === undefined ? '' : typeof raw === 'string' ? raw : textDecoder.decode(raw);
@@ -38,6 +39,9 @@ export function readJsonBody(request: PayRequest, limit: number): unknown {
     throw new PayError('INVALID_JSON', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.', { cause: jsonSyntaxCause(error) });
   }
 }
+
+/** Charsets whose bytes read the same as UTF-8. */
+const UTF8_READABLE: ReadonlySet<string> = new Set(['utf-8', 'utf8', 'us-ascii', 'ascii']);
 
 /** The charset parameter of a Content-Type, lowercased and unquoted; undefined when there is none. */
 function declaredCharset(contentType: string | undefined): string | undefined {

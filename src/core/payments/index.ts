@@ -1,11 +1,10 @@
 import type { HttpPolicy, PaymentConfig } from '../config.js';
-import { PayError } from '../errors.js';
 import type { LedgerEntry, LedgerStore } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { WebhookHandler } from '../webhooks/dispatch.js';
 import { createLedger, type Ledger, type LedgerInput } from './ledger.js';
 import type { PaymentsPolicy } from './options.js';
-import { reconcilePayment, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
+import { recheckPayment, reconcilePayment, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
 import { pruneLedger, type PruneLedgerOptions, type PruneLedgerReport } from './prune-ledger.js';
 import { reconcilePending, type ReconcilePendingOptions, type SweepReport } from './reconcile-pending.js';
 import { checkPaymentId, fetchPaymentStatus, isPaymentId, type PaymentStatus, type StatusOptions } from './status.js';
@@ -46,11 +45,9 @@ export interface PaymentsInternals extends Payments {
   readonly ledger: Ledger;
   /** Feeds the ledger from a verified webhook; runs inside the delivery's claim, before the merchant's handlers. */
   readonly recordWebhook: WebhookHandler;
-  /** One status read recorded in the ledger, then the ledger's entry; the entry as it was when the service cannot be read. */
+  /** A quick second look at a payment (recheckPayment): the mint guard's, for one the ledger holds as failed. */
   recheck(paymentId: string): Promise<LedgerEntry | undefined>;
 }
-
-const RECHECK_TIMEOUT_MS = 3_000;
 
 export function createPayments(deps: PaymentsDeps): PaymentsInternals {
   const { policy, logger, http } = deps;
@@ -62,8 +59,8 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
     ledger, poll, http, logger, pollBudgetMs: policy.pollBudgetMs, pollIntervalMs: policy.pollIntervalMs, pollMaxIntervalMs: policy.pollMaxIntervalMs,
   }, paymentId, options);
 
-  const status = async (paymentId: string, options?: StatusOptions, override?: Partial<HttpPolicy>) => {
-    const result = await poll(paymentId, options ?? {}, override);
+  const status = async (paymentId: string, options?: StatusOptions) => {
+    const result = await poll(paymentId, options ?? {});
     const { outcome: _outcome, declineCode: _declineCode, ...facts } = result;
     await ledger.record({ ...facts, source: 'poll' });
     return result;
@@ -77,17 +74,7 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
     get: async (paymentId) => ledger.get(checkPaymentId(paymentId)),
     byOrder: (orderId) => ledger.byOrder(orderId),
     pruneLedger: (options) => pruneLedger({ ledger, now: deps.now, logger }, options),
-    async recheck(paymentId) {
-      try {
-        // A shopper waits on it (the mint guard): one attempt, a few seconds at most.
-        const quick = Math.min(http.attemptTimeoutMs, RECHECK_TIMEOUT_MS);
-        await status(paymentId, {}, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick });
-      } catch (error) {
-        if (error instanceof PayError && error.code === 'STORE_UNAVAILABLE') throw error;
-        logger.warn({ err: error, paymentId }, 'the payment service could not be asked about a payment again; going by what the ledger holds');
-      }
-      return ledger.get(paymentId);
-    },
+    recheck: (paymentId) => recheckPayment({ ledger, poll, http, logger }, paymentId),
     async recordWebhook(event) {
       const seen = policy.extractPayment(event.payload);
       if (seen === undefined || seen === null) return;

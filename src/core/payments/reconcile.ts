@@ -83,10 +83,11 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   if (!Number.isFinite(budgetMs) || budgetMs < 0) {
     throw invalidInput('budgetMs', `budgetMs must be a number of milliseconds, 0 or more (got ${String(budgetMs)}).`);
   }
-  // Confirmed is final. Failed is asked again: a confirmation outranks it (a bank payment approved after
-  // it was canceled), and the webhook that would have said so may have been lost.
+  // Confirmed is final. Failed is asked once more: a confirmation outranks it (a bank payment approved
+  // after it was canceled), and the webhook that would have said so may have been lost.
   const known = await deps.ledger.get(paymentId);
   if (known?.outcome === 'confirmed') return toReconcileResult(paymentId, known);
+  if (known?.outcome === 'failed') return toReconcileResult(paymentId, (await recheckPayment(deps, paymentId, { clientToken, signal: options.signal })) ?? known);
 
   const started = Date.now();
   const deadline = started + budgetMs;
@@ -130,6 +131,27 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     deps.logger.warn({ paymentId, status: result.status, polls, elapsedMs: Date.now() - started, lastError: lastError?.code, retryAfterMs: result.retryAfterMs }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
   }
   return result;
+}
+
+/** A second look waits on one attempt of at most this long. */
+const RECHECK_TIMEOUT_MS = 3_000;
+
+/**
+ * One quick poll of a payment whose answer the ledger already has (failed), recorded, then the ledger's
+ * entry. Best effort: a refusal, a time-out or a missing credential leave the ledger's answer standing
+ * (logged); only a ledger store that fails throws.
+ */
+export async function recheckPayment(deps: Pick<ReconcileDeps, 'ledger' | 'poll' | 'http' | 'logger'>, paymentId: string, options: StatusOptions = {}): Promise<LedgerEntry | undefined> {
+  const quick = Math.min(deps.http.attemptTimeoutMs, RECHECK_TIMEOUT_MS);
+  try {
+    const status = await deps.poll(paymentId, options, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick });
+    const { paymentId: _id, outcome: _outcome, declineCode: _decline, ...facts } = status;
+    await deps.ledger.record({ ...facts, paymentId, source: 'poll' });
+  } catch (error) {
+    if (error instanceof PayError && error.code === 'STORE_UNAVAILABLE') throw error;
+    deps.logger.warn({ err: error, paymentId }, 'the payment service could not be asked about a failed payment again; going by what the ledger holds');
+  }
+  return deps.ledger.get(paymentId);
 }
 
 /** Resolves true after `ms`, or false as soon as the signal aborts. */

@@ -90,8 +90,9 @@ export class RedisLedgerStore implements LedgerStore {
     for (;;) {
       const reply = await this.#redis.script(LEDGER_FORGET, orderId === undefined ? keys : [...keys, this.#order(orderId)], [paymentId, condition.kind, updatedTo, optional(orderId)]);
       const answer = asString(reply);
-      if (answer === undefined || !answer.startsWith('=')) return Number(reply) === 1;
-      orderId = answer.slice(1);
+      if (answer === 'no-order') orderId = undefined;
+      else if (answer?.startsWith('order:')) orderId = answer.slice('order:'.length);
+      else return Number(reply) === 1;
     }
   }
 

@@ -137,8 +137,9 @@ return { before, redis.call('HGETALL', KEYS[1]), changed and 1 or 0 }
  * KEYS as LEDGER_RECORD's, KEYS[8] the set of the order the caller read on the hash, if any.
  * ARGV: payment id, 'unknown' or 'settled', updatedTo, the order id the caller read ('' when none,
  * else '=' .. order id, as LEDGER_RECORD takes it). Answers 1 when it
- * removed the entry, 0 when the condition does not hold, or the entry's order id when it is not the one
- * the caller read (filled in meanwhile): the caller runs it again with that order's key.
+ * removed the entry, 0 when the condition does not hold, or 'order:' .. its order id ('no-order' when
+ * it has none) when that is not the order the caller read (the entry changed meanwhile): the caller
+ * runs it again with that order's key.
  */
 export const LEDGER_FORGET = new Script(`
 local sets = { unresolved = KEYS[2], failed = KEYS[3], confirmed = KEYS[4] }
@@ -152,7 +153,7 @@ if ARGV[2] == 'unknown' then
 elseif cur.outcome == 'unresolved' or tonumber(cur.updatedAt) > tonumber(ARGV[3]) then
   return 0
 end
-if (cur.orderId and '=' .. cur.orderId or '') ~= ARGV[4] then return '=' .. cur.orderId end
+if (cur.orderId and '=' .. cur.orderId or '') ~= ARGV[4] then return cur.orderId and 'order:' .. cur.orderId or 'no-order' end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', sets[cur.outcome], ARGV[1])
 redis.call('ZREM', updated[cur.outcome], ARGV[1])

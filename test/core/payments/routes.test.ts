@@ -105,6 +105,29 @@ describe('POST /payments/:paymentId/reconcile', () => {
     expect((await call(pay, 'GET', `/payments/${paymentId}/reconcile`)).status).toBe(405);
   });
 
+  it('answers failed for a payment the ledger holds as failed when the service cannot be asked again: no token, a refused one, an outage; one attempt each', async () => {
+    const pay = payFor(sb, { logger, payments: { statusAuth: 'client-token' } });
+    const declined = await payByCard(pay, sb, sb.testCards.declines);
+    const other = await payByCard(pay, sb, sb.testCards.succeeds);
+    tokens.push(declined.clientToken, other.clientToken);
+    const path = `/payments/${declined.paymentId}/reconcile`;
+    expect((await call(pay, 'POST', path, { payment_client_token: declined.clientToken })).json).toMatchObject({ outcome: 'failed', status: 'declined' });
+
+    const failed = async (body?: unknown) => {
+      const answer = await call(pay, 'POST', path, body);
+      expect([answer.status, answer.json.outcome, answer.json.status]).toEqual([200, 'failed', 'declined']);
+    };
+    await failed(); // no token: nothing to ask with under statusAuth 'client-token'
+    await failed({ payment_client_token: other.clientToken }); // the service refuses another payment's token (401)
+    const down = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, body: '{"error":"down"}', times: Infinity });
+    try {
+      await failed({ payment_client_token: declined.clientToken });
+      expect(sb.faults.list().find((f) => f.id === down)!.hits).toBe(1); // one attempt, no retries, no poll budget
+    } finally {
+      sb.faults.clear();
+    }
+  });
+
   it("passes the service's refusal of a wrong client token through without the token", async () => {
     const pay = payFor(sb, { logger });
     const a = await payByCard(pay, sb, sb.testCards.succeeds);

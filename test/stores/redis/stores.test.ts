@@ -188,7 +188,7 @@ describe('RedisLedgerStore', () => {
     expect(seen).not.toContain('p300');
   });
 
-  it('forgets an entry whose order id was filled in between reading it and removing it, and takes it out of that order', async () => {
+  it('forgets an entry whose order changed between reading it and removing it (filled in, or gone), and takes it out of its order', async () => {
     const prefix = `${runPrefix}${randomUUID()}:`;
     const ledger = redisStores(ioredis, { prefix }).ledger;
     let fillIn: (() => Promise<unknown>) | undefined;
@@ -207,6 +207,15 @@ describe('RedisLedgerStore', () => {
     expect(await ledger.get('p1')).toBeUndefined();
     expect(await ledger.byOrder('o9')).toEqual([]);
     expect(await ioredis.exists(`${prefix}ledger:order:o9`)).toBe(0);
+
+    // The other way round: the entry read with an order is recorded again without one in between.
+    await ledger.record({ paymentId: 'p2', status: 'succeeded', outcome: 'confirmed', source: 'poll', at: 1_000, orderId: 'o8' });
+    fillIn = async () => {
+      await ledger.forget('p2', { kind: 'settled', updatedTo: 2_000 });
+      await ledger.record({ paymentId: 'p2', status: 'declined', outcome: 'failed', source: 'poll', at: 1_200 });
+    };
+    expect(await forgetting.forget('p2', { kind: 'settled', updatedTo: 2_000 })).toBe(true);
+    expect(await ledger.get('p2')).toBeUndefined();
   });
 
   it('keeps large amounts and timestamps exact, and statuses with any characters', async () => {
