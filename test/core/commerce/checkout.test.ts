@@ -163,7 +163,7 @@ describe('POST /widget-token from a commerce order', () => {
     } finally {
       sb.faults.clear();
     }
-    expect(logger.text()).toContain('could not be asked about a payment again');
+    expect(logger.text()).toContain('could not be asked about a failed payment again');
   });
 
   it('tells the shopper the order could not be priced, and only the log who and where: a refused admin login, an unreachable platform', async () => {
