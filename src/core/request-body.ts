@@ -54,14 +54,14 @@ function declaredCharset(contentType: string | undefined): string | undefined {
 }
 
 /**
- * 415 for a body the adapter would read from the stream while it is sent compressed: the library reads
- * bytes as sent (a webhook's signature covers them) and decompresses none. A body parser that ran first
- * decompressed it, and its raw body or object is used instead.
+ * The 415 for a body the adapter would read from the stream while it is sent compressed, or undefined:
+ * the library reads bytes as sent (a webhook's signature covers them) and decompresses none. A body
+ * parser that ran first decompressed it, and its raw body or object is used instead.
  */
-export function refuseCompressedBody(contentEncoding: string | null | undefined): void {
+export function compressedBodyError(contentEncoding: string | null | undefined): PayError | undefined {
   const coding = (contentEncoding ?? '').trim().toLowerCase();
-  if (coding === '' || coding === 'identity') return;
-  throw new PayError('UNSUPPORTED_MEDIA_TYPE', `The request body is compressed (Content-Encoding: ${JSON.stringify(coding.slice(0, 40))}), and paywidget-server decompresses none: it reads the bytes as sent, which a webhook's signature covers. Send the body uncompressed.`);
+  if (coding === '' || coding === 'identity') return undefined;
+  return new PayError('UNSUPPORTED_MEDIA_TYPE', `The request body is compressed (Content-Encoding: ${JSON.stringify(coding.slice(0, 40))}), and paywidget-server decompresses none: it reads the bytes as sent, which a webhook's signature covers. Send the body uncompressed.`);
 }
 
 /** The fix for a Fetch Request whose body was read before the library got it (App Router). */

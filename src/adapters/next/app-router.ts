@@ -3,7 +3,7 @@ import { isBodiless } from '../../core/json-response.js';
 import type { Pay, PayOptions } from '../../core/pay.js';
 import { resolvePay } from '../../core/resolve-pay.js';
 import { readLimited } from '../../core/read-limited.js';
-import { bodyTooLarge, bodyUnreadable, READ_LIMIT_OPTIONS, refuseCompressedBody } from '../../core/request-body.js';
+import { bodyTooLarge, bodyUnreadable, compressedBodyError, READ_LIMIT_OPTIONS } from '../../core/request-body.js';
 import type { PayRequest, PayResponse } from '../../core/types.js';
 import { catchAllPath, notARoute } from './catch-all.js';
 
@@ -47,7 +47,8 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
 async function readBody(request: Request, limit: number): Promise<Pick<PayRequest, 'rawBody' | 'bodyUsed'>> {
   if (request.method === 'GET' || request.method === 'HEAD') return {};
   if (request.bodyUsed) return { bodyUsed: true };
-  refuseCompressedBody(request.headers.get('content-encoding'));
+  const compressed = compressedBodyError(request.headers.get('content-encoding'));
+  if (compressed) throw compressed;
   const tooLarge = () => bodyTooLarge(limit, READ_LIMIT_OPTIONS);
   if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
   try {

@@ -3,7 +3,7 @@ import getRawBody from 'raw-body';
 import { toPayError } from '../../core/errors.js';
 import { isBodiless } from '../../core/json-response.js';
 import type { Pay } from '../../core/pay.js';
-import { bodyTooLarge, bodyUnreadable, READ_LIMIT_OPTIONS, refuseCompressedBody } from '../../core/request-body.js';
+import { bodyTooLarge, bodyUnreadable, compressedBodyError, READ_LIMIT_OPTIONS } from '../../core/request-body.js';
 import type { Framework, PayRequest, PayResponse } from '../../core/types.js';
 
 /** Where a body parser that ran before us may have left the body: `req` in Express and Next, `ctx.request` in Koa. */
@@ -38,11 +38,10 @@ export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBy
     // types, left the stream to us: it is read below.)
     request.parsedBody = parsed.body ?? {};
   } else if (request.method !== 'GET' && request.method !== 'HEAD') {
-    try {
-      refuseCompressedBody(req.headers['content-encoding']);
-    } catch (error) {
+    const compressed = compressedBodyError(req.headers['content-encoding']);
+    if (compressed) {
       req.resume(); // discarded, so a keep-alive connection can take the next request
-      throw error;
+      throw compressed;
     }
     request.rawBody = await readStream(req, maxBodyBytes);
   }
