@@ -100,7 +100,7 @@ export function createPay(options: PayOptions = {}): Pay {
   // A platform named in part still resolves from orders: the order read then names what is missing.
   const commerceNamed = config.commerceMissing.length < COMMERCE_REQUIRED.length;
   // The mint guard reads the ledger, and asks the service again about a payment it holds as failed.
-  const paymentsOfOrder = { byOrder: payments.ledger.byOrder, recheck: (paymentId: string) => payments.recheck(paymentId) };
+  const paymentsOfOrder = { byOrder: payments.ledger.byOrder, recheck: payments.recheck };
   const resolveCheckout = options.resolveCheckout ?? (commerceNamed ? orderCheckoutResolver(orders, paymentsOfOrder) : undefined);
   const jsonRoutes = { authorize: options.authorize, maxBodyBytes };
   const router = createRouter([

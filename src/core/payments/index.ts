@@ -2,7 +2,7 @@ import type { HttpPolicy, PaymentConfig } from '../config.js';
 import type { LedgerEntry, LedgerStore } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { WebhookHandler } from '../webhooks/dispatch.js';
-import { createLedger, type Ledger, type LedgerInput } from './ledger.js';
+import { createLedger, recordPoll, type Ledger, type LedgerInput } from './ledger.js';
 import type { PaymentsPolicy } from './options.js';
 import { recheckPayment, reconcilePayment, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
 import { pruneLedger, type PruneLedgerOptions, type PruneLedgerReport } from './prune-ledger.js';
@@ -59,16 +59,13 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
     ledger, poll, http, logger, pollBudgetMs: policy.pollBudgetMs, pollIntervalMs: policy.pollIntervalMs, pollMaxIntervalMs: policy.pollMaxIntervalMs,
   }, paymentId, options);
 
-  const status = async (paymentId: string, options?: StatusOptions) => {
-    const result = await poll(paymentId, options ?? {});
-    const { outcome: _outcome, declineCode: _declineCode, ...facts } = result;
-    await ledger.record({ ...facts, source: 'poll' });
-    return result;
-  };
-
   return {
     ledger,
-    status,
+    async status(paymentId, options) {
+      const result = await poll(paymentId, options ?? {});
+      await recordPoll(ledger, result);
+      return result;
+    },
     reconcile,
     reconcilePending: (options) => reconcilePending({ ledger, reconcile, now: deps.now, logger }, options),
     get: async (paymentId) => ledger.get(checkPaymentId(paymentId)),

@@ -2,6 +2,7 @@ import { PayError } from '../errors.js';
 import type { ForgetCondition, LedgerEntry, LedgerObservation, LedgerQuery, LedgerRecordResult, LedgerStore } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { PaymentOutcome } from './options.js';
+import type { PaymentStatus } from './status.js';
 
 /** Something learned about a payment: an observation before the ledger classifies its status and stamps it. */
 export type LedgerInput = Omit<LedgerObservation, 'outcome' | 'at'>;
@@ -24,6 +25,11 @@ export async function entriesOfOrder(ledger: Pick<Ledger, 'byOrder'>, order: { i
     for (const entry of await ledger.byOrder(key)) byId.set(entry.paymentId, entry);
   }
   return [...byId.values()];
+}
+
+/** Records what a status poll learned: the ledger classifies the status itself, and keeps no decline code. */
+export function recordPoll(ledger: Pick<Ledger, 'record'>, { paymentId, status, orderId, amount, currency }: PaymentStatus): Promise<LedgerRecordResult> {
+  return ledger.record({ paymentId, status, source: 'poll', orderId, amount, currency });
 }
 
 export interface LedgerDeps {

@@ -20,7 +20,7 @@ export interface PruneLedgerReport {
   complete: boolean;
 }
 
-export const MIN_LEDGER_RETENTION_MS = 86_400_000;
+const MIN_LEDGER_RETENTION_MS = 86_400_000;
 /** Entries removed at once: each removal is a round trip or two on Redis. */
 const BATCH = 50;
 

@@ -3,7 +3,7 @@ import { invalidInput, PayError, UpstreamError } from '../errors.js';
 import { MAX_TIMER_MS } from '../max-timer.js';
 import type { LedgerEntry, LedgerSource } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
-import type { Ledger } from './ledger.js';
+import { recordPoll, type Ledger } from './ledger.js';
 import { checkPaymentId, toClientToken, type PaymentStatus, type StatusOptions } from './status.js';
 
 export interface ReconcileOptions extends StatusOptions {
@@ -102,8 +102,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     try {
       polls += 1;
       const status = await deps.poll(paymentId, { clientToken, signal: options.signal }, policy);
-      const { paymentId: _id, outcome: _outcome, declineCode: _decline, ...facts } = status;
-      const { entry } = await deps.ledger.record({ ...facts, paymentId, source: 'poll' });
+      const { entry } = await recordPoll(deps.ledger, status);
       if (entry.outcome !== 'unresolved') return toReconcileResult(paymentId, entry);
     } catch (error) {
       // Stopped by the caller mid-poll: what is known so far is the answer, as when the budget runs out.
@@ -144,9 +143,7 @@ const RECHECK_TIMEOUT_MS = 3_000;
 export async function recheckPayment(deps: Pick<ReconcileDeps, 'ledger' | 'poll' | 'http' | 'logger'>, paymentId: string, options: StatusOptions = {}): Promise<LedgerEntry | undefined> {
   const quick = Math.min(deps.http.attemptTimeoutMs, RECHECK_TIMEOUT_MS);
   try {
-    const status = await deps.poll(paymentId, options, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick });
-    const { paymentId: _id, outcome: _outcome, declineCode: _decline, ...facts } = status;
-    await deps.ledger.record({ ...facts, paymentId, source: 'poll' });
+    await recordPoll(deps.ledger, await deps.poll(paymentId, options, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick }));
   } catch (error) {
     if (error instanceof PayError && error.code === 'STORE_UNAVAILABLE') throw error;
     deps.logger.warn({ err: error, paymentId }, 'the payment service could not be asked about a failed payment again; going by what the ledger holds');

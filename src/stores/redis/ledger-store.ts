@@ -52,7 +52,7 @@ export class RedisLedgerStore implements LedgerStore {
 
   async record(observation: LedgerObservation): Promise<LedgerRecordResult> {
     const { paymentId, status, outcome, source, at, orderId, amount, currency } = observation;
-    const keys = [this.#payment(paymentId), ...OUTCOMES.map((o) => this.#outcome(o)), ...OUTCOMES.map((o) => this.#updated(o))];
+    const keys = this.#entryKeys(paymentId);
     if (orderId !== undefined) keys.push(this.#order(orderId));
     const reply = await this.#redis.script(LEDGER_RECORD, keys, [paymentId, outcome, source, String(at), optional(status), optional(orderId), optional(amount), optional(currency)]);
     const [before, after, changed] = reply as [unknown, unknown, unknown];
@@ -82,7 +82,7 @@ export class RedisLedgerStore implements LedgerStore {
   }
 
   async forget(paymentId: string, condition: ForgetCondition): Promise<boolean> {
-    const keys = [this.#payment(paymentId), ...OUTCOMES.map((o) => this.#outcome(o)), ...OUTCOMES.map((o) => this.#updated(o))];
+    const keys = this.#entryKeys(paymentId);
     const updatedTo = condition.kind === 'settled' ? String(condition.updatedTo) : '0';
     // The order's set is a key of its own, so the script is told which order the entry had when read;
     // it answers the order id instead when one was filled in meanwhile, and runs again with that set.
@@ -100,6 +100,11 @@ export class RedisLedgerStore implements LedgerStore {
     if (ids.length === 0) return [];
     const hashes = (await this.#redis.script(HASHES, ids.map((id) => this.#payment(id)), [])) as unknown[];
     return hashes.map((hash) => toEntry(pairsToObject(hash)));
+  }
+
+  /** The keys both ledger scripts start with: the payment's hash, then the outcome sets by first seen and by last change. */
+  #entryKeys(paymentId: string): string[] {
+    return [this.#payment(paymentId), ...OUTCOMES.map((o) => this.#outcome(o)), ...OUTCOMES.map((o) => this.#updated(o))];
   }
 
   #payment(id: string): string {
