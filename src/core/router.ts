@@ -96,7 +96,6 @@ function headResponse(response: PayResponse): PayResponse {
   return { ...response, headers: { ...response.headers, 'content-length': String(length) }, body: '' };
 }
 
-/** The answer for a path under the mount point that is no route of ours (Next owns the whole catch-all). */
 /**
  * The answer to OPTIONS on one of our paths that no middleware of the app answered first (its CORS
  * handling would have): 204 with Allow, the path's methods and OPTIONS. Null on another path.
@@ -106,6 +105,7 @@ export function optionsAnswer(router: Pick<Router, 'allowedMethods'>, path: stri
   return allowed.length === 0 ? null : { status: 204, headers: { allow: [...allowed, 'OPTIONS'].join(', ') }, body: '' };
 }
 
+/** The answer for a path under the mount point that is no route of ours (Next owns the whole catch-all). */
 export function routeNotFound(path: string, hint = ''): PayResponse {
   return new PayError('NOT_FOUND', `No paywidget-server route at ${path}.${hint}`).toResponse();
 }
