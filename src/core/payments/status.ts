@@ -79,6 +79,12 @@ export function toClientToken(value: unknown): Secret | undefined {
   return new Secret(checkClientToken(value.trim(), 'clientToken'));
 }
 
+/**
+ * The Payment API document names only the payment_client_token for this call; the merchant credentials are
+ * the fallback DESIGN.md decides on. A service that follows the document refuses them, with credentials that mint fine.
+ */
+const MERCHANT_STATUS_HINT = `The status call went with the merchant credentials, as no payment_client_token was given. ${MERCHANT_CREDENTIALS_HINT} If they mint tokens, this payment service accepts only the payment's payment_client_token on the status endpoint: pass { clientToken } (the page has it from the checkout), or set payments.statusAuth to 'client-token' and let webhooks settle the payments whose token the server never saw.`;
+
 /** The headers that authenticate the status call, by `payments.statusAuth`. */
 function credentials(ctx: StatusContext, token: Secret | undefined): { url: string; headers: Record<string, string>; by: 'client-token' | 'merchant'; secret: string } {
   if (token && ctx.statusAuth !== 'merchant') {
@@ -111,7 +117,7 @@ export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: str
   if (response.status === 404) {
     throw new PayError('PAYMENT_NOT_FOUND', `The payment service does not know payment ${paymentId}. Check the id: it is the payment_id the checkout answered.`, { details: { paymentId, where: 'payment service' } });
   }
-  const hint = by === 'merchant' ? MERCHANT_CREDENTIALS_HINT : 'Check the payment_client_token: it must be the one the checkout answered for this payment.';
+  const hint = by === 'merchant' ? MERCHANT_STATUS_HINT : 'Check the payment_client_token: it must be the one the checkout answered for this payment.';
   if (!response.ok) ctx.logger.warn({ paymentId, status: response.status, credential: by }, refusedCredentials(response.status) ? `payment service refused the credentials of a status call. ${hint}` : 'payment service refused a status call');
   assertOk('payment', response, hint, [secret]);
   const body = parseJsonBody('payment', response) as Record<string, unknown> | null;

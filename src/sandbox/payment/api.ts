@@ -108,10 +108,11 @@ function status(sb: SandboxContext, ctx: RequestContext): Reply {
   const payment = sb.payments.require(ctx.params.payment_id!);
   const bearer = bearerToken(ctx);
   const byClientToken = bearer !== undefined && safeEqual(bearer, payment.paymentClientToken);
-  if (!byClientToken && !merchantAuthorized(sb, ctx)) {
-    throw bearer !== undefined
-      ? new ApiError(401, 'invalid_token', 'The payment client token does not belong to this payment.')
-      : new ApiError(401, 'invalid_credentials', 'Send Authorization: Bearer <payment_client_token> or the merchant credentials.');
+  if (!byClientToken && !(sb.statusAcceptsMerchantCredentials && merchantAuthorized(sb, ctx))) {
+    if (bearer !== undefined) throw new ApiError(401, 'invalid_token', 'The payment client token does not belong to this payment.');
+    throw sb.statusAcceptsMerchantCredentials
+      ? new ApiError(401, 'invalid_credentials', 'Send Authorization: Bearer <payment_client_token> or the merchant credentials.')
+      : new ApiError(401, 'invalid_credentials', 'Send Authorization: Bearer <payment_client_token>.');
   }
   return {
     status: 200,

@@ -8,6 +8,7 @@ export interface SandboxContext {
   readonly merchantId: string;
   readonly apiKey: string;
   readonly payByBankEligible: boolean;
+  readonly statusAcceptsMerchantCredentials: boolean;
   readonly now: () => number;
   readonly tokens: TokenStore;
   readonly shoppers: ShopperStore;

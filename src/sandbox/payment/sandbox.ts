@@ -54,6 +54,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     merchantId,
     apiKey,
     payByBankEligible: options.payByBankEligible ?? true,
+    statusAcceptsMerchantCredentials: options.statusAcceptsMerchantCredentials ?? true,
     now,
     tokens: new TokenStore(now),
     shoppers: new ShopperStore(now()),

@@ -28,6 +28,11 @@ export interface SandboxOptions {
    * (new card, saved card, 3DS pass). 0 (default) confirms at once; `Infinity` never confirms on its own.
    */
   confirmDelayMs?: number;
+  /**
+   * Whether the status endpoint also accepts the merchant credentials (true, the default, as DESIGN.md
+   * decides), or only the payment's `payment_client_token`, as the Payment API document reads (false).
+   */
+  statusAcceptsMerchantCredentials?: boolean;
   /** Whether lookup offers pay by bank and `/api/v1/checkout` accepts it. Default true. */
   payByBankEligible?: boolean;
   /** The commerce platform started beside the payment service (generated orders, admin login, quirks). */

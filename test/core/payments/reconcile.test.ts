@@ -351,6 +351,25 @@ describe('the status credential', () => {
     expect(missing).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'clientToken' } });
   });
 
+  it('says, when a service that takes only the client token refuses the merchant credentials, that the token is what it wants', async () => {
+    // The Payment API document names only the payment_client_token for this call.
+    const literal = await startSandbox({ statusAcceptsMerchantCredentials: false });
+    try {
+      const pay = payFor(literal, { logger });
+      const { paymentId, clientToken } = await payByCard(pay, literal, literal.testCards.succeeds);
+      secrets.push(clientToken);
+      expect(await pay.payments.status(paymentId, { clientToken })).toMatchObject({ status: 'succeeded' });
+      const refused = await rejection(pay.payments.status(paymentId));
+      expect(refused).toBeInstanceOf(UpstreamError);
+      expect(refused.status).toBe(401);
+      expect(refused.message).toContain('PAY_MERCHANT_API_KEY');
+      expect(refused.message).toContain("accepts only the payment's payment_client_token");
+      expect(refused.message).toContain('{ clientToken }');
+    } finally {
+      await literal.close();
+    }
+  });
+
   it("refuses another payment's client token", async () => {
     const pay = payFor(sb, { logger });
     const a = await card(pay, sb.testCards.succeeds);
