@@ -7,11 +7,25 @@ import { Script } from './client.js';
 
 /**
  * Claim: `SET key token NX PX lease`. 1 claimed; 2 the key is done; 0 someone holds it.
- * KEYS[1] key; ARGV[1] token, ARGV[2] lease (ms), ARGV[3] the done marker.
+ * The key holding our own token is ours too: a client that resends a command after a dropped
+ * connection (ioredis does by default) would otherwise find the claim its first send took, and wait
+ * out a lease nobody holds. KEYS[1] key; ARGV[1] token, ARGV[2] lease (ms), ARGV[3] the done marker.
  */
 export const CLAIM = new Script(`
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-if redis.call('GET', KEYS[1]) == ARGV[3] then return 2 end
+local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] then return 1 end
+if held == ARGV[3] then return 2 end
+return 0
+`);
+
+/**
+ * Lock: `SET key token NX PX hold`, and ours when it holds our token already (a resent command, as for
+ * CLAIM). 1 taken; 0 another holder has it. KEYS[1] key; ARGV[1] token, ARGV[2] hold (ms).
+ */
+export const TAKE_LOCK = new Script(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
 return 0
 `);
 
