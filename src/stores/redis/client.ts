@@ -16,15 +16,38 @@ export interface SendCommandRedisClient {
   sendCommand(args: string[]): Promise<unknown>;
 }
 
-export type RedisClientLike = CallRedisClient | SendCommandRedisClient;
+/** node-redis on a Cluster (`createCluster()`): its `sendCommand` is routed by the command's first key. */
+export interface ClusterSendCommandRedisClient {
+  sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+  readonly masters: unknown;
+}
+
+export type RedisClientLike = CallRedisClient | SendCommandRedisClient | ClusterSendCommandRedisClient;
 
 type Send = (args: string[]) => Promise<unknown>;
+
+/** A Redis Cluster client, ioredis (`new Redis.Cluster()`) or node-redis (`createCluster()`). */
+export function isClusterClient(client: unknown): boolean {
+  return (client as { isCluster?: unknown } | undefined)?.isCluster === true || isNodeRedisCluster(client);
+}
+
+function isNodeRedisCluster(client: unknown): client is ClusterSendCommandRedisClient {
+  return typeof (client as SendCommandRedisClient | undefined)?.sendCommand === 'function' && 'masters' in (client as object);
+}
+
+/** The key a command touches first: every command the stores send names it first, a script in KEYS[1]. */
+function firstKeyOf(args: string[]): string | undefined {
+  return args[0] === 'EVALSHA' || args[0] === 'EVAL' ? args[3] : args[1];
+}
 
 function senderOf(client: RedisClientLike): Send {
   // ioredis also has a `sendCommand`, taking its own Command objects: test for `call` first.
   if (typeof (client as CallRedisClient | undefined)?.call === 'function') {
     const c = client as CallRedisClient;
     return ([command, ...args]) => c.call(command!, ...args);
+  }
+  if (isNodeRedisCluster(client)) {
+    return (args) => client.sendCommand(firstKeyOf(args), false, args);
   }
   if (typeof (client as SendCommandRedisClient | undefined)?.sendCommand === 'function') {
     const c = client as SendCommandRedisClient;

@@ -13,7 +13,7 @@ import { MAX_TIMER_MS } from '../../core/max-timer.js';
 import { RedisAdminTokenStore } from './admin-token-store.js';
 import { RedisCheckpointStore } from './checkpoint-store.js';
 import { RedisClaimStore } from './claim-store.js';
-import { RedisCommands, type RedisClientLike } from './client.js';
+import { isClusterClient, RedisCommands, type RedisClientLike } from './client.js';
 import { RedisLedgerStore } from './ledger-store.js';
 
 export interface RedisStoresOptions {
@@ -51,7 +51,7 @@ const DEFAULT_COMMAND_TIMEOUT_MS = 2_000;
  * `quit()` it on shutdown.
  */
 export function redisStores(client: RedisClientLike, options: RedisStoresOptions = {}): RedisStores {
-  const cluster = (client as { isCluster?: unknown } | undefined)?.isCluster === true;
+  const cluster = isClusterClient(client);
   const prefix = options.prefix ?? (cluster ? DEFAULT_CLUSTER_PREFIX : DEFAULT_REDIS_PREFIX);
   const timeout = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   if (typeof prefix !== 'string') throw new TypeError('redisStores: prefix must be a string.');
@@ -76,4 +76,4 @@ export { RedisClaimStore } from './claim-store.js';
 export { RedisLedgerStore } from './ledger-store.js';
 export { RedisAdminTokenStore } from './admin-token-store.js';
 export { RedisCheckpointStore } from './checkpoint-store.js';
-export { RedisCommands, RedisTimeoutError, type RedisClientLike, type CallRedisClient, type SendCommandRedisClient } from './client.js';
+export { RedisCommands, RedisTimeoutError, type RedisClientLike, type CallRedisClient, type SendCommandRedisClient, type ClusterSendCommandRedisClient } from './client.js';
