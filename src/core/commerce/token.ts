@@ -250,10 +250,18 @@ export class AdminTokens {
     if (typeof token !== 'string' || token.trim() === '') {
       throw new PayError('UPSTREAM_INVALID_RESPONSE', 'The commerce platform answered the admin token request without a token (expected a JSON string).', { details: { service: 'commerce' } });
     }
+    // Cached for hours and sent on every read: one that cannot be a header value would fail each of them
+    // as if the platform were unreachable, and no 401 would ever come to replace it. Never quoted: it is a secret.
+    if (!BEARER_TOKEN.test(token)) {
+      throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered the admin token request with a string that cannot be sent as a Bearer credential (${token.length} characters, not all printable ASCII without spaces). Check that COMMERCE_URL (commerce.url) reaches the platform itself, not a proxy or login page.`, { details: { service: 'commerce' } });
+    }
     logger.info({ service: 'commerce', scope: config.scope }, 'commerce admin token obtained');
     return token;
   }
 }
+
+/** What Magento issues (32 alphanumerics, or a JWT from 2.4.4 on): printable ASCII without spaces. */
+const BEARER_TOKEN = /^[\x21-\x7E]+$/;
 
 function twoFactorError(status: number, body: MagentoErrorBody): CommerceError {
   const params = body.parameters as { active_providers?: unknown } | undefined;

@@ -177,6 +177,21 @@ describe('admin token', () => {
     expect(sb.commerce.faults.list()).toEqual([]);
   });
 
+  it('refuses a token that cannot go into an Authorization header, keeps nothing, and logs in again next time', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const pay = payFor(sb);
+    // A proxy's answer, or a token with a line break: sent, it would fail as if the platform were unreachable, for hours.
+    for (const body of ['"tok\\nInjected: x"', '"Bearer abc"', '" abc123 "', '"\\u0000abc"']) {
+      sb.commerce.faults.inject({ route: 'POST /rest/default/V1/integration/admin/token', status: 200, body, headers: { 'content-type': 'application/json' } });
+      const error = await rejection(pay.orders.get(1));
+      expect(error.code).toBe('UPSTREAM_INVALID_RESPONSE');
+      expect(error.message).toContain('cannot be sent as a Bearer credential');
+      expect(error.message).not.toContain('abc');
+    }
+    expect(sb.commerce.stats().orderReads).toBe(0);
+    expect((await pay.orders.get(1)).entity_id).toBe(1); // the next call logs in again and works
+  });
+
   it('turns the two-factor refusal into its own error naming the 2FA endpoint', async () => {
     sb = await commerceSandbox({ orders: 5, twoFactor: true });
     const error = await rejection(payFor(sb).orders.get(1));
