@@ -3,6 +3,7 @@ import type { UpstreamResponse } from '../http.js';
 import type { Logger } from '../types.js';
 import { CommerceError } from './errors.js';
 import type { CommerceOrder, CommerceSearchResult } from './schemas.js';
+import { builtinModuleLoader } from '../builtin-module.js';
 import { buildSearch, normalizeFilter, type NormalizedFilter, type OrderFilter, type SearchRequest } from './search.js';
 
 /** One page as the iterator hands it to the sync: new orders only, in entity_id order. */
@@ -56,6 +57,8 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
   }
   const controller = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
+  // Each request in flight listens on it: past 10, Node would warn of a leak that is not one.
+  allowListeners(signal, prefetch + 4);
   const request = (after: number, size: number) => buildSearch({ ...filter, afterEntityId: after }, size, 1);
 
   /** Every match at or below `cursor` has been handed over. */
@@ -149,6 +152,12 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
   } finally {
     controller.abort();
   }
+}
+
+/** Raises Node's listener-leak warning threshold on a signal; nothing to do where there is no node:events (edge). */
+function allowListeners(signal: AbortSignal, count: number): void {
+  const events = builtinModuleLoader()?.('node:events') as { setMaxListeners?: (n: number, ...targets: EventTarget[]) => void } | undefined;
+  events?.setMaxListeners?.(count, signal);
 }
 
 /** The first answer, alone: it tells the total and, through a 400, any page-size cap (then kept). */

@@ -83,6 +83,24 @@ describe('orders.iterate', () => {
     expect(sb.commerce.stats().maxConcurrentRequests).toBe(1);
   });
 
+  it('keeps 16 pages in flight, the most it allows, without Node warning of a listener leak', async () => {
+    sb = await commerceSandbox({ orders: 600 });
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', latencyMs: 15, times: Infinity });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    try {
+      const pay = payFor(sb);
+      expect(idsOf(await collect(pay.orders.iterate({ pageSize: 20, prefetch: 16 })))).toHaveLength(600);
+      expect(idsOf(await collect(pay.orders.iterate({ pageSize: 20, prefetch: 16, signal: new AbortController().signal })))).toHaveLength(600);
+      expect(sb.commerce.stats().maxConcurrentRequests).toBe(16);
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
+
   it('keeps its requests ahead on the matches when the filter starts far past the cursor', async () => {
     sb = await commerceSandbox({ orders: 3000 });
     const pay = payFor(sb);
