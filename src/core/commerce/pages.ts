@@ -78,10 +78,13 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
     return out;
   };
 
-  const { first, size } = await firstAnswer(source, filter, cursor, options.pageSize ?? DEFAULT_PAGE_SIZE, signal);
+  const answered = await firstAnswer(source, filter, cursor, options.pageSize ?? DEFAULT_PAGE_SIZE, signal);
+  const { first } = answered;
+  let { size } = answered;
   const firstItems = take(first.items, Infinity);
   yield { items: firstItems, totalCount: first.total_count };
-  if (first.items.length < size || first.items.length >= first.total_count) return;
+  if (holdsTheRest(first)) return;
+  size = sizeAnswered(source, size, first.items.length);
 
   const lastOf = (items: CommerceOrder[]) => items[items.length - 1]!.entity_id;
   // Measured across a page's own ids, not from where it was asked: a filter whose first match lies far
@@ -127,7 +130,8 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
       fill();
       await turn(); // the requests just queued reach the socket before this answer is parsed
       const result = source.decodeSearch(head.request, raw);
-      const complete = result.items.length < size || result.items.length >= result.total_count;
+      const complete = holdsTheRest(result);
+      if (!complete) size = sizeAnswered(source, size, result.items.length);
       const until = complete ? Infinity : (queue[0]?.after ?? Infinity);
       const total = handedOver + result.total_count;
       const items = take(result.items, until);
@@ -152,6 +156,23 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
   } finally {
     controller.abort();
   }
+}
+
+/**
+ * Whether an answer holds every match left. Each request asks for the first page after a key, so its
+ * total_count counts what is left; a short answer alone is not the end, since a platform may cap
+ * pages without saying so (then the rest would be lost while the run reported itself complete).
+ */
+function holdsTheRest(answer: CommerceSearchResult): boolean {
+  return answer.items.length === 0 || answer.items.length >= answer.total_count;
+}
+
+/** The page size to go on with after an answer that is not the last: a shorter one is the platform's silent cap, kept. */
+function sizeAnswered(source: SearchSource, asked: number, answered: number): number {
+  if (answered >= asked) return asked;
+  source.logger.warn({ service: 'commerce', pageSize: asked, answered }, `commerce platform answered ${answered} orders where ${asked} were asked, with more left: a page-size cap it does not announce; paging with ${answered}`);
+  source.maxPageSize = answered;
+  return answered;
 }
 
 /** Raises Node's listener-leak warning threshold on a signal; nothing to do where there is no node:events (edge). */

@@ -12,6 +12,7 @@ export interface CommerceContext {
   scopes: ReadonlySet<string>;
   lastPageAgain: boolean;
   maxPageSize: number | undefined;
+  silentPageSizeCap: number | undefined;
   counts: Pick<SandboxCommerceStats, 'orderReads' | 'searches'>;
 }
 
@@ -55,7 +56,7 @@ function search(cx: CommerceContext, ctx: RequestContext): Reply {
   cx.auth.check(bearerToken(ctx));
   cx.counts.searches += 1;
   const criteria = parseCriteria(ctx.url.searchParams);
-  const { pageSize } = criteria;
+  const pageSize = criteria.pageSize !== undefined && cx.silentPageSizeCap !== undefined ? Math.min(criteria.pageSize, cx.silentPageSizeCap) : criteria.pageSize;
   if (cx.maxPageSize !== undefined && pageSize !== undefined && pageSize > cx.maxPageSize) {
     throw new MagentoError(400, MESSAGES.pageSizeCap, [cx.maxPageSize]);
   }

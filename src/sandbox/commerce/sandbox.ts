@@ -50,13 +50,14 @@ export async function startCommerce(options: CommerceSandboxOptions, now: () => 
     lockoutMs: count('lockoutMs', options.lockoutMs ?? 30 * 60_000),
     twoFactor: options.twoFactor ?? false,
   });
-  const maxPageSize = (max: number | undefined) => (max === undefined ? undefined : count('maxPageSize', max, 1));
+  const pageSizeOption = (name: string, max: number | undefined) => (max === undefined ? undefined : count(name, max, 1));
   const cx: CommerceContext = {
     auth,
     store,
     scopes: new Set(['default', 'all']),
     lastPageAgain: options.lastPageAgain ?? false,
-    maxPageSize: maxPageSize(options.maxPageSize),
+    maxPageSize: pageSizeOption('maxPageSize', options.maxPageSize),
+    silentPageSizeCap: pageSizeOption('silentPageSizeCap', options.silentPageSizeCap),
     counts: { orderReads: 0, searches: 0 },
   };
   const faults = new FaultSet(Math.random, '/rest/');
@@ -90,7 +91,10 @@ export async function startCommerce(options: CommerceSandboxOptions, now: () => 
       cx.lastPageAgain = enabled;
     },
     setMaxPageSize: (max) => {
-      cx.maxPageSize = maxPageSize(max);
+      cx.maxPageSize = pageSizeOption('maxPageSize', max);
+    },
+    setSilentPageSizeCap: (max) => {
+      cx.silentPageSizeCap = pageSizeOption('silentPageSizeCap', max);
     },
     stats: () => ({ ...auth.counts, ...cx.counts, maxConcurrentRequests: concurrency.max }),
     resetStats: () => {

@@ -29,6 +29,11 @@ export interface CommerceSandboxOptions {
   lastPageAgain?: boolean;
   /** Refuse a larger `searchCriteria[pageSize]` with 400 "Maximum SearchCriteria pageSize is N" (default: no cap). */
   maxPageSize?: number;
+  /**
+   * Answer at most this many orders a page, whatever `pageSize` asks, echoing the `pageSize` asked and the
+   * full `total_count`: a cap some installations and gateways apply without a word (default: none).
+   */
+  silentPageSizeCap?: number;
 }
 
 export interface SandboxCommerceStats {
@@ -68,6 +73,7 @@ export interface SandboxCommerce {
   setTwoFactor(enabled: boolean): void;
   setLastPageAgain(enabled: boolean): void;
   setMaxPageSize(max: number | undefined): void;
+  setSilentPageSizeCap(max: number | undefined): void;
   /** Counters since start (or the last resetStats). */
   stats(): SandboxCommerceStats;
   resetStats(): void;

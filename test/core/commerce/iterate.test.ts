@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from 'paywidget-server/sandbox';
+import { captureLogger } from '../../helpers/capture-logger.js';
 import { collect, commerceSandbox, payFor, range } from './helpers.js';
 
 let sb: Sandbox | undefined;
@@ -68,6 +69,20 @@ describe('orders.iterate', () => {
     sb.commerce.resetStats();
     await collect(pay.orders.iterate({ pageSize: 100 }));
     expect(sb.commerce.stats().searches).toBe(7);
+  });
+
+  it('reads on past a short page while total_count says more are left (a page-size cap without a word)', async () => {
+    sb = await commerceSandbox({ orders: 300, silentPageSizeCap: 50 });
+    const logger = captureLogger();
+    const pay = payFor(sb, { logger });
+    for (const prefetch of [1, 6]) {
+      expect(idsOf(await collect(pay.orders.iterate({ pageSize: 100, prefetch })))).toEqual(range(1, 300));
+    }
+    expect(logger.text()).toMatch(/answered 50 orders where 100 were asked.*paging with 50/);
+    // Reads with the cap it learned: 6 pages of 50, one more to find the end, at most.
+    sb.commerce.resetStats();
+    expect(idsOf(await collect(pay.orders.iterate({ pageSize: 100 })))).toEqual(range(1, 300));
+    expect(sb.commerce.stats().searches).toBeLessThanOrEqual(7);
   });
 
   it('fetches a bounded number of pages at once', async () => {
