@@ -27,6 +27,18 @@ export interface SearchSource {
   decodeSearch(request: SearchRequest, response: UpstreamResponse): CommerceSearchResult;
 }
 
+/** Where an answer's error keeps the part of it that could be used (its orders before the first bad one). */
+const VALID_PART = Symbol('paywidget.validPart');
+
+/** Keeps, on the error of an answer that failed validation, the part of it before its first bad order. */
+export function keepValidPart(error: unknown, part: CommerceSearchResult): void {
+  if (typeof error === 'object' && error !== null) Object.defineProperty(error, VALID_PART, { value: part });
+}
+
+function validPartOf(error: unknown): CommerceSearchResult | undefined {
+  return (error as { [VALID_PART]?: CommerceSearchResult } | null)?.[VALID_PART];
+}
+
 export const DEFAULT_PAGE_SIZE = 100;
 /**
  * A request ahead goes out only when a page is taken, so the ones in flight must cover the
@@ -78,7 +90,23 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
     return out;
   };
 
-  const answered = await firstAnswer(source, filter, cursor, options.pageSize ?? DEFAULT_PAGE_SIZE, signal);
+  /** An answer with an order that cannot be used: the orders before it (up to `until`) are handed over, then its error. */
+  const partBefore = (error: unknown, until: number): OrderPage | undefined => {
+    const part = validPartOf(error);
+    if (part === undefined) return undefined;
+    const total = handedOver + part.total_count;
+    const items = take(part.items, until);
+    return items.length > 0 ? { items, totalCount: total } : undefined;
+  };
+
+  let answered: Awaited<ReturnType<typeof firstAnswer>>;
+  try {
+    answered = await firstAnswer(source, filter, cursor, options.pageSize ?? DEFAULT_PAGE_SIZE, signal);
+  } catch (error) {
+    const before = partBefore(error, Infinity);
+    if (before) yield before;
+    throw error;
+  }
   const { first } = answered;
   let { size } = answered;
   const firstItems = take(first.items, Infinity);
@@ -129,7 +157,14 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
       const raw = await head.raw;
       fill();
       await turn(); // the requests just queued reach the socket before this answer is parsed
-      const result = source.decodeSearch(head.request, raw);
+      let result: CommerceSearchResult;
+      try {
+        result = source.decodeSearch(head.request, raw);
+      } catch (error) {
+        const before = partBefore(error, queue[0]?.after ?? Infinity);
+        if (before) yield before;
+        throw error;
+      }
       const complete = holdsTheRest(result);
       if (!complete) size = sizeAnswered(source, size, result.items.length);
       const until = complete ? Infinity : (queue[0]?.after ?? Infinity);

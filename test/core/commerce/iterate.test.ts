@@ -195,6 +195,24 @@ describe('orders.iterate', () => {
     sb.commerce.setOrder(157, { grand_total: '19.99' as never });
     const error = await collect(payFor(sb).orders.iterate({ pageSize: 100 })).then(() => undefined, (e: unknown) => e as Error & { code: string });
     expect(error?.code).toBe('UPSTREAM_INVALID_RESPONSE');
-    expect(error?.message).toMatch(/items\[56\] \(entity_id 157\)\.grand_total: .*Fix that order on the platform, or leave it out with a filter/);
+    expect(error?.message).toMatch(/items\[56\] \(entity_id 157\)\.grand_total: .*Fix that order on the platform: every search, iteration or sync stops at it until then/);
+    expect(error?.message).not.toContain('leave it out with a filter'); // status and dates cannot single out one order
+  });
+
+  it('hands over the orders before one it cannot use, then stops with its error', async () => {
+    sb = await commerceSandbox({ orders: 300 });
+    sb.commerce.setOrder(157, { grand_total: '19.99' as never });
+    sb.commerce.setOrder(30, { grand_total: '1.00' as never });
+    for (const prefetch of [1, 6]) {
+      for (const [from, bad] of [[0, 30], [30, 157]] as const) {
+        const seen: number[] = [];
+        const error = await (async () => {
+          for await (const order of payFor(sb!).orders.iterate({ pageSize: 100, prefetch, afterEntityId: from })) seen.push(order.entity_id);
+        })().then(() => undefined, (e: unknown) => e as Error & { code: string });
+        expect(error?.code).toBe('UPSTREAM_INVALID_RESPONSE');
+        expect(error?.message).toContain(`entity_id ${bad}`);
+        expect(seen).toEqual(range(from + 1, bad - 1));
+      }
+    }
   });
 });

@@ -170,6 +170,22 @@ describe('orders.sync', () => {
     }
   });
 
+  it('delivers and saves the orders before one it cannot use, and resumes at that one once it is fixed', async () => {
+    sb = await commerceSandbox({ orders: 300 });
+    sb.commerce.setOrder(130, { grand_total: '19.99' as never });
+    const pay = payFor(sb, { stores: { checkpoints: new MemoryCheckpointStore() } });
+    const delivered: number[] = [];
+    const run = () => pay.orders.sync({ checkpoint: 'nightly', pageSize: 100, settleMs: 0, onOrder: (o) => void delivered.push(o.entity_id) });
+    const error = await rejection(run());
+    expect(error.code).toBe('UPSTREAM_INVALID_RESPONSE');
+    expect(error.message).toContain('entity_id 130');
+    expect(delivered).toEqual(range(1, 129));
+
+    sb.commerce.setOrder(130, { grand_total: 19.99 });
+    expect(await run()).toMatchObject({ resumedFrom: 129, delivered: 171, complete: true });
+    expect(delivered).toEqual(range(1, 300));
+  });
+
   it('stops on abort, saves its position, and continues next time', async () => {
     sb = await commerceSandbox({ orders: 300 });
     const checkpoints = new MemoryCheckpointStore();
