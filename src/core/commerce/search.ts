@@ -11,6 +11,11 @@ export interface OrderFilter {
   createdTo?: string | Date;
   /** Only orders whose `entity_id` is greater than this (resuming, or paging by key). */
   afterEntityId?: number;
+  /**
+   * Only orders new since `afterEntityId` or changed since `updatedFrom` (`updated_at` at or after it): how a
+   * sync by status reads again, since an order can enter the status long after it was created.
+   */
+  newOrUpdated?: { afterEntityId: number; updatedFrom: string | Date };
 }
 
 export interface OrderSearch extends OrderFilter {
@@ -41,6 +46,7 @@ export interface NormalizedFilter {
   createdFrom?: string;
   createdTo?: string;
   afterEntityId?: number;
+  newOrUpdated?: { afterEntityId: number; updatedFrom: string };
   incrementId?: string;
 }
 
@@ -108,6 +114,11 @@ export function normalizeFilter(filter: OrderFilter & Pick<OrderSearch, 'increme
     if (typeof after !== 'number' || !Number.isSafeInteger(after) || after < 0) throw invalidInput('afterEntityId', `afterEntityId must be an integer of 0 or more (got ${String(after)}).`);
     out.afterEntityId = after;
   }
+  if (filter.newOrUpdated !== undefined) {
+    const { afterEntityId, updatedFrom } = filter.newOrUpdated ?? {};
+    if (typeof afterEntityId !== 'number' || !Number.isSafeInteger(afterEntityId) || afterEntityId < 0) throw invalidInput('newOrUpdated', `newOrUpdated.afterEntityId must be an integer of 0 or more (got ${String(afterEntityId)}).`);
+    out.newOrUpdated = { afterEntityId, updatedFrom: formatCommerceDate(updatedFrom as string | Date, 'newOrUpdated.updatedFrom') };
+  }
   if (filter.incrementId !== undefined) {
     if (typeof filter.incrementId !== 'string' || filter.incrementId.trim() === '') throw invalidInput('incrementId', `incrementId must be a non-empty order number such as '000000123' (got ${JSON.stringify(filter.incrementId)}).`);
     out.incrementId = filter.incrementId;
@@ -128,6 +139,13 @@ export function buildSearch(filter: NormalizedFilter, pageSize?: number, current
   if (filter.incrementId !== undefined) groups.push([{ field: 'increment_id', value: filter.incrementId, condition_type: 'eq' }]);
   if (filter.afterEntityId !== undefined && filter.afterEntityId > 0) {
     groups.push([{ field: 'entity_id', value: String(filter.afterEntityId), condition_type: 'gt' }]);
+  }
+  if (filter.newOrUpdated !== undefined) {
+    // One group: its filters OR.
+    groups.push([
+      { field: 'entity_id', value: String(filter.newOrUpdated.afterEntityId), condition_type: 'gt' },
+      { field: 'updated_at', value: filter.newOrUpdated.updatedFrom, condition_type: 'gteq' },
+    ]);
   }
   return { groups, pageSize: positiveInteger('pageSize', pageSize), currentPage: positiveInteger('currentPage', currentPage) };
 }

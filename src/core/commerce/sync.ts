@@ -49,6 +49,8 @@ export interface OrderSyncOptions extends Omit<OrderFilter, 'afterEntityId'> {
 }
 
 const DEFAULT_SETTLE_MS = 60_000;
+/** How far before its start a run by status reads changed orders from: clock differences with the platform, and late commits. */
+const CHANGES_MARGIN_MS = 60_000;
 
 /** What the checkpoint store holds: the position (an entity_id every order up to which was delivered), for this filter. */
 interface SavedPosition {
@@ -60,6 +62,13 @@ interface SavedPosition {
   delivered: number;
   complete: boolean;
   updatedAt: string;
+  /**
+   * A sync by status: when its run began (as updated_at is written, less a margin). The next run reads the
+   * orders changed since then too, since an order enters a status (is paid, say) long after it was created.
+   */
+  startedAt?: string;
+  /** A sync by status: besides the orders after `lastEntityId`, the run reads these (newOrUpdated). */
+  changes?: { afterEntityId: number; updatedFrom: string };
 }
 
 function readPosition(name: string, raw: string | undefined): SavedPosition | undefined {
@@ -125,7 +134,16 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
       details: { field: 'checkpoint', reason: 'other_filter' },
     });
   }
-  const resumedFrom = saved?.lastEntityId || undefined;
+  // By status, a finished run is followed by one that reads the new orders and those changed since it began
+  // (any of them may have entered the status); a run stopped part-way resumes with what it was reading.
+  const byStatus = filter.status !== undefined;
+  const continuing = saved !== undefined && !saved.complete;
+  const changes = !byStatus ? undefined
+    : continuing ? saved.changes
+    : saved?.startedAt !== undefined ? { afterEntityId: saved.lastEntityId, updatedFrom: saved.startedAt }
+    : undefined; // first run, or finished before runs kept their start: everything in the status again
+  const startedAt = !byStatus ? undefined : continuing ? saved.startedAt : asCreatedAt(deps.now() - Math.max(settleMs, CHANGES_MARGIN_MS));
+  const resumedFrom = (!byStatus || continuing ? saved?.lastEntityId : undefined) || undefined;
   const started = performance.now();
   let lastEntityId = resumedFrom;
   let position = resumedFrom;
@@ -144,7 +162,10 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
     return { delivered, total, ratePerSecond: elapsedMs > 0 ? (delivered * 1000) / elapsedMs : 0, elapsedMs, lastEntityId, position, resumedFrom };
   };
   const save = async (done: boolean) => {
-    const value: SavedPosition = { v: 1, filter, lastEntityId: position ?? 0, delivered: (saved?.delivered ?? 0) + delivered, complete: done, updatedAt: new Date().toISOString() };
+    const value: SavedPosition = {
+      v: 1, filter, lastEntityId: position ?? 0, delivered: (saved?.delivered ?? 0) + delivered, complete: done, updatedAt: new Date().toISOString(),
+      ...(startedAt !== undefined ? { startedAt } : {}), ...(changes !== undefined ? { changes } : {}),
+    };
     await lock.confirm();
     // A renewal takes back a hold nobody holds, so it cannot tell that another run took the lapsed hold,
     // synced and freed it meanwhile; the position that run saved can. (Once renewed, no run can take it
@@ -160,7 +181,7 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
   /** False while a page is handled: an error then is onOrder's (or the save's), never a cancelled fetch. */
   let fetching = true;
   try {
-    outer: for await (const page of reader.pages({ ...filter, afterEntityId: resumedFrom }, { pageSize, prefetch, signal })) {
+    outer: for await (const page of reader.pages({ ...filter, afterEntityId: resumedFrom, newOrUpdated: changes }, { pageSize, prefetch, signal })) {
       fetching = false;
       pages += 1;
       total = Math.max(page.totalCount, delivered + page.items.length);
@@ -192,6 +213,8 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
       throw error;
     }
   }
+  // Every new order up to the previous position was read by the run before: a run of changes starts no lower.
+  if (complete && changes !== undefined) position = Math.max(position ?? 0, changes.afterEntityId);
   await save(complete);
   const summary = { ...progress(), complete, pages };
   logger.info({ service: 'commerce', checkpoint, delivered, total: summary.total, lastEntityId, position, complete }, 'order sync finished');

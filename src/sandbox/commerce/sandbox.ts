@@ -80,7 +80,7 @@ export async function startCommerce(options: CommerceSandboxOptions, now: () => 
     order: (id) => store.get(id),
     addOrder: (partial = {}, { committed = true } = {}) => store.add(partial, Math.floor(now() / 1000), committed),
     commitOrder: (id) => store.commit(id),
-    setOrder: (id, patch) => store.set(id, patch),
+    setOrder: (id, patch) => store.set(id, patch, Math.floor(now() / 1000)),
     expireTokens: () => auth.expireAll(),
     setPassword: (password) => auth.setPassword(password),
     issuedTokens: () => auth.issued(),

@@ -104,10 +104,11 @@ export class OrderStore {
     this.changedOrders();
   }
 
-  set(id: number, patch: Record<string, unknown>): Order {
+  /** A change, saved as Magento saves one: `updated_at` becomes now unless the patch sets it. */
+  set(id: number, patch: Record<string, unknown>, nowSeconds: number): Order {
     const current = this.get(id);
     if (!current) throw new TypeError(`no sandbox order with entity_id ${id}`);
-    return this.put({ ...current, ...patch, entity_id: id });
+    return this.put({ ...current, updated_at: formatSeconds(nowSeconds), ...patch, entity_id: id });
   }
 
   private put(order: Order): Order {
@@ -126,7 +127,7 @@ export class OrderStore {
   private baseValue(id: number, field: string): unknown {
     switch (field) {
       case 'entity_id': return id;
-      case 'created_at': return formatSeconds(this.created[id - 1]!);
+      case 'created_at': case 'updated_at': return formatSeconds(this.created[id - 1]!); // a generated order was never changed
       case 'state': return STATES[this.state[id - 1]!]!.state;
       case 'status': return STATES[this.state[id - 1]!]!.status;
       case 'order_currency_code': return CURRENCIES[this.currency[id - 1]!]!.code;

@@ -62,7 +62,7 @@ export interface SandboxCommerce {
   addOrder(partial?: Record<string, unknown>, options?: { committed?: boolean }): SandboxOrder;
   /** Makes an order added with `committed: false` visible. */
   commitOrder(entityId: number): void;
-  /** Changes fields of an order (shallow merge); throws on an unknown id. */
+  /** Changes fields of an order (shallow merge), and its `updated_at` to now unless given; throws on an unknown id. */
   setOrder(entityId: number, patch: Record<string, unknown>): SandboxOrder;
   /** Every admin token issued so far stops working (as if its lifetime had passed). */
   expireTokens(): void;

@@ -159,6 +159,45 @@ describe('orders.sync', () => {
     expect(error.message).toContain("Checkpoint 'processing' belongs to a sync with filter");
   });
 
+  it('by status, delivers next time an order that entered the status after its position had passed it', async () => {
+    let clock = Date.now();
+    const now = () => clock;
+    sb = await commerceSandbox({ orders: 300 }, now);
+    const pay = payFor(sb, { now, stores: { checkpoints: new MemoryCheckpointStore() } });
+    const processing = () => range(1, sb!.commerce.orderCount).filter((id) => sb!.commerce.order(id)!.status === 'processing');
+    const run = async () => {
+      const delivered: number[] = [];
+      const summary = await pay.orders.sync({ checkpoint: 'paid', status: 'processing', pageSize: 40, onOrder: (o) => void delivered.push(o.entity_id) });
+      expect(summary.complete).toBe(true);
+      return delivered;
+    };
+    expect(await run()).toEqual(processing());
+
+    // An order placed long ago is paid now, another is placed and paid: the next run has both, and only them.
+    clock += 10 * 60_000;
+    const paidLate = range(1, 300).find((id) => sb!.commerce.order(id)!.status === 'pending')!;
+    sb.commerce.setOrder(paidLate, { state: 'processing', status: 'processing' });
+    clock += 10 * 60_000;
+    const placed = sb.commerce.addOrder({ state: 'processing', status: 'processing' }).entity_id;
+    clock += 10 * 60_000;
+    expect(await run()).toEqual([paidLate, placed]);
+
+    clock += 10 * 60_000;
+    expect(await run()).toEqual([]);
+    // Stopped part-way, a run resumes with what it was reading: changes since the run before it.
+    const changed = processing().slice(0, 3);
+    for (const id of changed) sb.commerce.setOrder(id, { customer_note: 'gift wrap' });
+    clock += 10 * 60_000;
+    const stop = new AbortController();
+    const first: number[] = [];
+    const stopped = await pay.orders.sync({ checkpoint: 'paid', status: 'processing', pageSize: 1, prefetch: 1, signal: stop.signal, onOrder: (o) => {
+      first.push(o.entity_id);
+      stop.abort();
+    } });
+    expect(stopped.complete).toBe(false);
+    expect([...first, ...(await run())]).toEqual(changed);
+  });
+
   it('takes one status, alone or repeated in an array, as the same filter: a checkpoint saved with one resumes with the others', async () => {
     sb = await commerceSandbox({ orders: 60 });
     const pay = payFor(sb);
