@@ -23,6 +23,8 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
+  // The CommonJS output lowers class fields and renames the classes (`_class`): logs and util.inspect show that name.
+  keepNames: true,
   // `paywidget --version`.
   define: { __PAYWIDGET_VERSION__: JSON.stringify(version) },
   // Frameworks are optional peer dependencies: never bundle them.

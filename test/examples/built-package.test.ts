@@ -33,6 +33,18 @@ describe('the built package', () => {
     expect(esm.stdout.trim()).toBe(cjs.stdout.trim());
   });
 
+  it('keeps its class names in CommonJS too, where logs and util.inspect show them', async () => {
+    // Class fields make esbuild's CommonJS output rename classes (`_class`), which pino would log as the error's type.
+    const script = [
+      "const { inspect } = require('node:util');",
+      "const { PayError, UpstreamError, MemoryLedgerStore, WebhookVerificationError } = require('paywidget-server');",
+      'const names = [PayError, UpstreamError, MemoryLedgerStore, WebhookVerificationError].map((c) => c && c.name);',
+      "console.log(JSON.stringify({ names, shown: inspect(new PayError('NOT_FOUND', 'x')).split(':')[0] }));",
+    ].join('\n');
+    const { stdout } = await run(process.execPath, ['-e', script], { cwd: root });
+    expect(JSON.parse(stdout)).toEqual({ names: ['PayError', 'UpstreamError', 'MemoryLedgerStore', 'WebhookVerificationError'], shown: 'PayError' });
+  });
+
   // What a TypeScript project sees: `moduleResolution: node10` (older CommonJS projects) ignores `exports`,
   // so the subpaths' types come from `typesVersions` there.
   it.each([
