@@ -15,7 +15,7 @@ export async function sharedStores(env: Record<string, string | undefined>): Pro
     const directory = stateDirectory(env);
     return { stores: directory === undefined ? undefined : { adminTokens: new LoginRefusalFile(join(directory, 'login-refusals.json')) }, close: async () => {} };
   }
-  const [{ Redis }, { redisStores }] = await Promise.all([import('ioredis'), import('../stores/redis/index.js')]);
+  const [{ Redis }, { redisStores }] = await Promise.all([importIoredis(), import('../stores/redis/index.js')]);
   const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true });
   // Failures reach the command through its rejected calls; unheard, each reconnect attempt would print.
   // The last one is kept: a failed connect only says "Connection is closed", not why (WRONGPASS, ECONNREFUSED).
@@ -33,6 +33,16 @@ export async function sharedStores(env: Record<string, string | undefined>): Pro
     // quit() waits for replies a lost connection will never send: then the connection is just dropped.
     close: async () => void (await client.quit().catch(() => client.disconnect())),
   };
+}
+
+/** ioredis, an optional peer dependency: its absence is a setup step to name, not an unexpected error. */
+async function importIoredis(): Promise<{ Redis: typeof import('ioredis').Redis }> {
+  try {
+    return await import('ioredis');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new PayError('CONFIG_MISSING', 'REDIS_URL is set, so the command shares its stores through Redis, with the ioredis client, which is not installed: npm install ioredis, or unset REDIS_URL to use stores in memory, empty, for this run only.', { cause: error });
+  }
 }
 
 /** Where REDIS_URL points, without its credentials. */

@@ -4,7 +4,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,6 +81,29 @@ describe('the built package', () => {
   it('the paywidget command prints the package version', async () => {
     const { version } = JSON.parse(await readFile(`${root}package.json`, 'utf8')) as { version: string };
     expect((await run(process.execPath, [`${root}dist/cli/index.js`, '--version'])).stdout).toBe(`${version}\n`);
+  });
+
+  it('its paywidget command, with REDIS_URL set but no ioredis installed, says to install it', async () => {
+    // An installation with every dependency but the optional ioredis.
+    const project = await mkdtemp(join(tmpdir(), 'paywidget-no-ioredis-'));
+    try {
+      const modules = join(project, 'node_modules');
+      await mkdir(join(modules, 'paywidget-server'), { recursive: true });
+      for (const name of await readdir(join(root, 'node_modules'))) {
+        if (name !== 'ioredis' && !name.startsWith('.')) await symlink(join(root, 'node_modules', name), join(modules, name), 'dir');
+      }
+      // Copied, not linked: Node resolves a module's imports from its real path, which would find this repository's ioredis.
+      await cp(join(root, 'dist'), join(modules, 'paywidget-server', 'dist'), { recursive: true });
+      await writeFile(join(modules, 'paywidget-server', 'package.json'), await readFile(join(root, 'package.json')));
+      const result = await run(process.execPath, [join(modules, 'paywidget-server', 'dist', 'cli', 'index.js'), 'payments', 'prune', '--older-than', '30'], {
+        cwd: project, env: { ...env, REDIS_URL: 'redis://127.0.0.1:1' },
+      }).then(() => undefined, (error: { code: number; stderr: string }) => error);
+      expect(result?.code).toBe(1);
+      expect(result?.stderr).toContain('with the ioredis client, which is not installed: npm install ioredis, or unset REDIS_URL');
+      expect(result?.stderr).not.toContain('unexpected error');
+    } finally {
+      await rm(project, { recursive: true, force: true });
+    }
   });
 
   it('shares one core between its CommonJS entry points: a PayError from the main one is one to the adapters', async () => {

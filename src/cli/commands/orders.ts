@@ -18,7 +18,7 @@ const ENVIRONMENT = `Environment:
   COMMERCE_PASSWORD   its password (never printed)
   COMMERCE_SCOPE      store code in the path (default: default)
   COMMERCE_READ_METHOD  GET (default) or POST, for installations that read orders with POST
-  REDIS_URL           share the admin token, and refused logins, with your servers (redisStores)
+  REDIS_URL           share the admin token, and refused logins, with your servers (redisStores, through ioredis: npm install ioredis)
   PAYWIDGET_STATE_DIR without REDIS_URL, where refused logins are remembered between runs, so a
                       cron job never locks the account (default ~/.local/state/paywidget)`;
 

@@ -57,8 +57,8 @@ for the webhook; do not charge again; also when the service could not be reached
 shown as status unknown), 1 the status can never be read as asked (unknown payment, refused
 credentials, a redirect to another address), 2 bad usage, 130 interrupted before a verdict.
 
-With REDIS_URL set to the Redis your servers keep their ledger in (redisStores; PAYWIDGET_REDIS_PREFIX
-if not paywidget:), a verdict already recorded there is the answer, and what the polls learn is recorded.
+With REDIS_URL set to the Redis your servers keep their ledger in (redisStores, through ioredis, which
+must be installed; PAYWIDGET_REDIS_PREFIX if not paywidget:), a verdict already recorded there is the answer, and what the polls learn is recorded.
 
 ${PAYMENT_ENVIRONMENT}`,
   async run(args, io, path) {
