@@ -143,11 +143,14 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
     : saved?.startedAt !== undefined ? { afterEntityId: saved.lastEntityId, updatedFrom: saved.startedAt }
     : undefined; // first run, or finished before runs kept their start: everything in the status again
   const startedAt = !byStatus ? undefined : continuing ? saved.startedAt : asCreatedAt(deps.now() - Math.max(settleMs, CHANGES_MARGIN_MS));
-  const resumedFrom = (!byStatus || continuing ? saved?.lastEntityId : undefined) || undefined;
+  /** Every match up to this entity_id was delivered: the run reads after it. */
+  const cursor = (!byStatus || continuing ? saved?.lastEntityId : undefined) || undefined;
+  /** The saved position taken up: the cursor, or, for a run of changes, the one new orders follow. */
+  const resumedFrom = cursor ?? (changes?.afterEntityId || undefined);
   const started = performance.now();
-  let lastEntityId = resumedFrom;
-  let position = resumedFrom;
-  let savedId = resumedFrom;
+  let lastEntityId = cursor;
+  let position = cursor;
+  let savedId = cursor;
   /** Orders created after this are too young to move the position past (see settleMs); none is with settleMs 0. */
   const settledBefore = settleMs > 0 ? asCreatedAt(deps.now() - settleMs) : undefined;
   /** Set at the first young order: ids ascend with creation, so the position stays before it for the run. */
@@ -181,7 +184,7 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
   /** False while a page is handled: an error then is onOrder's (or the save's), never a cancelled fetch. */
   let fetching = true;
   try {
-    outer: for await (const page of reader.pages({ ...filter, afterEntityId: resumedFrom, newOrUpdated: changes }, { pageSize, prefetch, signal })) {
+    outer: for await (const page of reader.pages({ ...filter, afterEntityId: cursor, newOrUpdated: changes }, { pageSize, prefetch, signal })) {
       fetching = false;
       pages += 1;
       total = Math.max(page.totalCount, delivered + page.items.length);
