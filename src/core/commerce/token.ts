@@ -160,7 +160,8 @@ export class AdminTokens {
     try {
       const token = await store.get(this.#key);
       this.#storeDown = false;
-      return token;
+      // One that cannot be sent (kept by a version that did not check it): absent, so a login replaces it.
+      return token !== undefined && BEARER_TOKEN.test(token) ? token : undefined;
     } catch (error) {
       if (!this.#storeDown) logger.warn({ err: error, service: 'commerce' }, "admin token store unreachable: using this instance's own token until it is back");
       this.#storeDown = true;

@@ -192,6 +192,22 @@ describe('admin token', () => {
     expect((await pay.orders.get(1)).entity_id).toBe(1); // the next call logs in again and works
   });
 
+  it('logs in again over a stored token that cannot be sent (kept there by an older version)', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const keys: string[] = [];
+    const adminTokens = new (class extends MemoryAdminTokenStore {
+      override set(key: string, token: string, ttlMs: number) {
+        keys.push(key);
+        return super.set(key, token, ttlMs);
+      }
+    })();
+    await payFor(sb, { stores: { adminTokens } }).orders.get(1);
+    expect(keys).toHaveLength(1);
+    await adminTokens.set(keys[0]!, 'tok\nInjected: x', 3_600_000);
+    expect((await payFor(sb, { stores: { adminTokens } }).orders.get(2)).entity_id).toBe(2);
+    expect(sb.commerce.stats().tokenRequests).toBe(2);
+  });
+
   it('turns the two-factor refusal into its own error naming the 2FA endpoint', async () => {
     sb = await commerceSandbox({ orders: 5, twoFactor: true });
     const error = await rejection(payFor(sb).orders.get(1));
