@@ -99,6 +99,21 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
     return items.length > 0 ? { items, totalCount: total } : undefined;
   };
 
+  /**
+   * The page size to go on with after an answer that is not the last. Two short ones of the same length in a
+   * row are a cap the platform does not announce, kept for this run; one alone may be a total_count that
+   * raced an order placed between the platform's SELECT and its COUNT.
+   */
+  let shortBefore: number | undefined;
+  const sizeAfter = (answered: number) => {
+    if (answered >= size) return size;
+    const capped = answered === shortBefore;
+    shortBefore = answered;
+    if (!capped) return size;
+    source.logger.warn({ service: 'commerce', pageSize: size, answered }, `commerce platform answered ${answered} orders where ${size} were asked, with more left, twice: a page-size cap it does not announce; paging with ${answered}`);
+    return answered;
+  };
+
   let answered: Awaited<ReturnType<typeof firstAnswer>>;
   try {
     answered = await firstAnswer(source, filter, cursor, options.pageSize ?? DEFAULT_PAGE_SIZE, signal);
@@ -112,7 +127,7 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
   const firstItems = take(first.items, Infinity);
   yield { items: firstItems, totalCount: first.total_count };
   if (holdsTheRest(first)) return;
-  size = sizeAnswered(source, size, first.items.length);
+  size = sizeAfter(first.items.length);
 
   const lastOf = (items: CommerceOrder[]) => items[items.length - 1]!.entity_id;
   // Measured across a page's own ids, not from where it was asked: a filter whose first match lies far
@@ -166,7 +181,7 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
         throw error;
       }
       const complete = holdsTheRest(result);
-      if (!complete) size = sizeAnswered(source, size, result.items.length);
+      if (!complete) size = sizeAfter(result.items.length);
       const until = complete ? Infinity : (queue[0]?.after ?? Infinity);
       const total = handedOver + result.total_count;
       const items = take(result.items, until);
@@ -200,14 +215,6 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
  */
 function holdsTheRest(answer: CommerceSearchResult): boolean {
   return answer.items.length === 0 || answer.items.length >= answer.total_count;
-}
-
-/** The page size to go on with after an answer that is not the last: a shorter one is the platform's silent cap, kept. */
-function sizeAnswered(source: SearchSource, asked: number, answered: number): number {
-  if (answered >= asked) return asked;
-  source.logger.warn({ service: 'commerce', pageSize: asked, answered }, `commerce platform answered ${answered} orders where ${asked} were asked, with more left: a page-size cap it does not announce; paging with ${answered}`);
-  source.maxPageSize = answered;
-  return answered;
 }
 
 /** Raises Node's listener-leak warning threshold on a signal; nothing to do where there is no node:events (edge). */

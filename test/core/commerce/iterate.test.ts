@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from 'paywidget-server/sandbox';
+import type { IncomingMessage } from 'node:http';
 import { captureLogger } from '../../helpers/capture-logger.js';
+import { startLocalServer } from '../../helpers/local-server.js';
 import { collect, commerceSandbox, payFor, range } from './helpers.js';
 
 let sb: Sandbox | undefined;
@@ -8,6 +10,12 @@ afterEach(async () => {
   await sb?.close();
   sb = undefined;
 });
+
+async function text(req: IncomingMessage): Promise<string> {
+  let body = '';
+  for await (const chunk of req) body += String(chunk);
+  return body;
+}
 
 const idsOf = (orders: Array<{ entity_id: number }>) => orders.map((o) => o.entity_id);
 
@@ -83,6 +91,35 @@ describe('orders.iterate', () => {
     sb.commerce.resetStats();
     expect(idsOf(await collect(pay.orders.iterate({ pageSize: 100 })))).toEqual(range(1, 300));
     expect(sb.commerce.stats().searches).toBeLessThanOrEqual(7);
+  });
+
+  it('keeps its page size after one short answer whose total_count raced an order placed meanwhile', async () => {
+    sb = await commerceSandbox({ orders: 301 });
+    // Magento counts in a query of its own: an order placed between the page and the count makes the total one more.
+    let raced = false;
+    const proxy = await startLocalServer((req, res) => {
+      void (async () => {
+        const upstream = await fetch(`${sb!.commerceUrl}${req.url}`, { method: req.method, headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' }, body: req.method === 'POST' ? await text(req) : undefined });
+        let body = await upstream.text();
+        const answer = JSON.parse(body) as { items?: unknown[]; total_count?: number; search_criteria?: { page_size?: number } };
+        if (!raced && answer.items && answer.items.length > 0 && answer.items.length < (answer.search_criteria?.page_size ?? Infinity)) {
+          raced = true;
+          answer.total_count! += 1;
+          body = JSON.stringify(answer);
+        }
+        res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(body);
+      })();
+    });
+    try {
+      const pay = payFor(sb, { commerce: { url: proxy.base } });
+      expect(idsOf(await collect(pay.orders.iterate({ pageSize: 100, prefetch: 1 })))).toEqual(range(1, 301));
+      expect(raced).toBe(true);
+      sb.commerce.resetStats();
+      expect(idsOf(await collect(pay.orders.iterate({ pageSize: 100, prefetch: 1 })))).toEqual(range(1, 301));
+      expect(sb.commerce.stats().searches).toBe(4);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('fetches a bounded number of pages at once', async () => {
