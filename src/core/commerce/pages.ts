@@ -1,9 +1,9 @@
+import { builtinModuleLoader } from '../builtin-module.js';
 import { invalidInput, PayError } from '../errors.js';
 import type { UpstreamResponse } from '../http.js';
 import type { Logger } from '../types.js';
 import { CommerceError } from './errors.js';
 import type { CommerceOrder, CommerceSearchResult } from './schemas.js';
-import { builtinModuleLoader } from '../builtin-module.js';
 import { buildSearch, normalizeFilter, type NormalizedFilter, type OrderFilter, type SearchRequest } from './search.js';
 
 /** One page as the iterator hands it to the sync: new orders only, in entity_id order. */
@@ -99,21 +99,6 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
     return items.length > 0 ? { items, totalCount: total } : undefined;
   };
 
-  /**
-   * The page size to go on with after an answer that is not the last. Two short ones of the same length in a
-   * row are a cap the platform does not announce, kept for this run; one alone may be a total_count that
-   * raced an order placed between the platform's SELECT and its COUNT.
-   */
-  let shortBefore: number | undefined;
-  const sizeAfter = (answered: number) => {
-    if (answered >= size) return size;
-    const capped = answered === shortBefore;
-    shortBefore = answered;
-    if (!capped) return size;
-    source.logger.warn({ service: 'commerce', pageSize: size, answered }, `commerce platform answered ${answered} orders where ${size} were asked, with more left, twice: a page-size cap it does not announce; paging with ${answered}`);
-    return answered;
-  };
-
   let answered: Awaited<ReturnType<typeof firstAnswer>>;
   try {
     answered = await firstAnswer(source, filter, cursor, options.pageSize ?? DEFAULT_PAGE_SIZE, signal);
@@ -124,6 +109,22 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
   }
   const { first } = answered;
   let { size } = answered;
+
+  /**
+   * The page size to go on with after an answer that is not the last. Two short ones of the same length in a
+   * row are a cap the platform does not announce, kept for this run; one alone may be a total_count that
+   * raced an order placed between the platform's SELECT and its COUNT.
+   */
+  let shortBefore: number | undefined;
+  const sizeAfter = (count: number) => {
+    if (count >= size) return size;
+    const capped = count === shortBefore;
+    shortBefore = count;
+    if (!capped) return size;
+    source.logger.warn({ service: 'commerce', pageSize: size, answered: count }, `commerce platform answered ${count} orders where ${size} were asked, with more left, twice: a page-size cap it does not announce; paging with ${count}`);
+    return count;
+  };
+
   const firstItems = take(first.items, Infinity);
   yield { items: firstItems, totalCount: first.total_count };
   if (holdsTheRest(first)) return;
