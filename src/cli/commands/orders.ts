@@ -81,7 +81,8 @@ Options:
                      and a finished one picks up orders created since (and again those of the last
                      minute before it ended, which the platform may still have been numbering). With
                      --status, it also picks up older orders updated since the last run began (one
-                     that entered the status, say: a pending order paid since). One filter per FILE. One run at a time per FILE (FILE.lock): another exits 75
+                     that entered the status, say: a pending order paid since). One filter per FILE.
+                     One run at a time per FILE (FILE.lock): another exits 75
   --out FILE         write to FILE instead of stdout (appended to when resuming from a checkpoint,
                      after cutting a last line a stopped run left unfinished)
   --page-size N      orders per request (default 100; lowered automatically to the platform's cap)

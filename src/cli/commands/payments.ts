@@ -58,7 +58,8 @@ shown as status unknown), 1 the status can never be read as asked (unknown payme
 credentials, a redirect to another address), 2 bad usage, 130 interrupted before a verdict.
 
 With REDIS_URL set to the Redis your servers keep their ledger in (redisStores, through ioredis, which
-must be installed; PAYWIDGET_REDIS_PREFIX if not paywidget:), a verdict already recorded there is the answer, and what the polls learn is recorded.
+must be installed; PAYWIDGET_REDIS_PREFIX if not paywidget:), a verdict already recorded there is the
+answer, and what the polls learn is recorded.
 
 ${PAYMENT_ENVIRONMENT}`,
   async run(args, io, path) {
