@@ -1,10 +1,9 @@
+/** Where `orders sync` writes its NDJSON: stdout or the --out file, flushed to disk before each checkpoint save. */
 import { createWriteStream, fdatasync, open as openCallback } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { EXIT, ExitError, type CliIo } from './io.js';
 import { cutTornLine } from './torn-line.js';
-
-/** Where `orders sync` writes its NDJSON: stdout or the --out file, flushed to disk before each checkpoint save. */
 
 const openFile = promisify(openCallback);
 

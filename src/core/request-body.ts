@@ -18,9 +18,7 @@ export function readJsonBody(request: PayRequest, limit: number): unknown {
     throw new PayError('INVALID_INPUT', `The request body was read before paywidget-server got it, and cannot be read again. ${HAND_OVER_UNREAD}`);
   }
   if (request.parsedBody !== undefined && request.rawBody === undefined) {
-    const encoding = getHeader(request.headers, 'content-encoding');
-    const identity = encoding === undefined || encoding.trim().toLowerCase() === 'identity';
-    if (identity && Number(getHeader(request.headers, 'content-length')) > limit) throw bodyTooLarge(limit);
+    if (isIdentityCoding(getHeader(request.headers, 'content-encoding')) && Number(getHeader(request.headers, 'content-length')) > limit) throw bodyTooLarge(limit);
     return request.parsedBody;
   }
   const raw = request.rawBody;
@@ -59,9 +57,15 @@ function declaredCharset(contentType: string | undefined): string | undefined {
  * parser that ran first decompressed it, and its raw body or object is used instead.
  */
 export function compressedBodyError(contentEncoding: string | null | undefined): PayError | undefined {
-  const coding = (contentEncoding ?? '').trim().toLowerCase();
-  if (coding === '' || coding === 'identity') return undefined;
+  if (isIdentityCoding(contentEncoding)) return undefined;
+  const coding = contentEncoding!.trim().toLowerCase();
   return new PayError('UNSUPPORTED_MEDIA_TYPE', `The request body is compressed (Content-Encoding: ${JSON.stringify(coding.slice(0, 40))}), and paywidget-server decompresses none: it reads the bytes as sent, which a webhook's signature covers. Send the body uncompressed.`);
+}
+
+/** A Content-Encoding that leaves the bytes as sent: none, empty, or `identity`. */
+function isIdentityCoding(contentEncoding: string | null | undefined): boolean {
+  const coding = contentEncoding?.trim().toLowerCase();
+  return !coding || coding === 'identity';
 }
 
 /** The fix for a Fetch Request whose body was read before the library got it (App Router). */
