@@ -53,6 +53,8 @@ export interface PayErrorOptions {
 }
 
 const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
+/** Marks every PayError, whichever copy of the package made it (see `Symbol.hasInstance` below). */
+const PAY_ERROR = Symbol.for('paywidget-server.PayError');
 
 /** The one error type of the library: a stable UPPER_SNAKE `code`, an HTTP `status`, a message that says how to fix it. */
 export class PayError extends Error {
@@ -60,6 +62,20 @@ export class PayError extends Error {
   readonly code: PayErrorCode;
   readonly status: number;
   readonly details: Record<string, unknown> | undefined;
+
+  static {
+    Object.defineProperty(this.prototype, PAY_ERROR, { value: true });
+  }
+
+  /**
+   * An app that loads the package both with import and with require() (its own code one way, a dependency
+   * the other) holds two PayError classes: an error from either is a PayError to both, by its mark.
+   * Subclasses (UpstreamError, …) keep the usual prototype check; their `code` tells them apart anyway.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this !== PayError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return typeof value === 'object' && value !== null && (value as { [PAY_ERROR]?: unknown })[PAY_ERROR] === true;
+  }
 
   constructor(code: PayErrorCode, message: string, options: PayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });

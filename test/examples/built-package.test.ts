@@ -123,6 +123,28 @@ describe('the built package', () => {
     const { stdout } = await run(process.execPath, ['-e', script], { cwd: root });
     expect(stdout.trim()).toBe('409 ORDER_NOT_PAYABLE');
   });
+
+  it('takes a PayError from its CommonJS copy as its own in an ESM app that also loads it with require()', async () => {
+    // The app imports the package; a dependency of the app require()s it and throws its PayError from a hook.
+    const script = `
+      import { createRequire } from 'node:module';
+      import express from 'express';
+      import { PayError } from 'paywidget-server';
+      import { payMiddleware } from 'paywidget-server/express';
+      const { PayError: RequiredPayError, UpstreamError: RequiredUpstreamError } = createRequire(process.cwd() + '/')('paywidget-server');
+      const thrown = new RequiredPayError('ORDER_NOT_PAYABLE', 'paid already');
+      const app = express();
+      app.use('/pay', payMiddleware({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 's' },
+        resolveCheckout: () => { throw thrown; } }));
+      const server = app.listen(0, '127.0.0.1', async () => {
+        const response = await fetch('http://127.0.0.1:' + server.address().port + '/pay/widget-token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+        const upstream = new RequiredUpstreamError('payment', 503, undefined, new Uint8Array());
+        console.log(JSON.stringify([RequiredPayError !== PayError, thrown instanceof PayError, upstream instanceof PayError, new Error('x') instanceof PayError, null instanceof PayError, response.status, (await response.json()).error.code]));
+        server.close();
+      });`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: root });
+    expect(JSON.parse(stdout)).toEqual([true, true, true, false, false, 409, 'ORDER_NOT_PAYABLE']);
+  });
 });
 
 interface ServedApp {
