@@ -38,7 +38,14 @@ export interface AdapterCase {
   mountBehindParser?: { mount(pay: Pay): Promise<MountedApp>; webhooksWork: boolean; fixNamed: RegExp };
   /** Whether the app listens on a port the sandbox can send webhooks to. */
   listens: boolean;
-  /** What an unknown path answers: the framework's own fall-through, never the library. */
+  /**
+   * A body parser in front of the library: it decompresses a gzip body, and decodes a Latin-1 one or refuses
+   * it itself (415, its own page). Where the library reads the stream, it refuses both (415) with its code.
+   */
+  parserInFront?: { latin1: 'decoded' | 'refused' };
+  /** A JSON body parser in front of the library, which answers a body that is not JSON itself (400, its own page). */
+  jsonParserInFront?: boolean;
+  /** What an unknown path answers: the framework's own fall-through (Next's catch-all route, which cannot pass a request on: the library's 404). */
   fallthrough: { status: number; text?: RegExp };
 }
 
@@ -63,8 +70,8 @@ export function describeAdapter(adapter: AdapterCase): void {
       responses.push(received.text, JSON.stringify([...received.headers]));
       return received;
     };
-    const webhook = (payload: unknown, eventId?: string) => {
-      const signed = signWebhook({ payload, secret: sandbox.webhookSecret, eventId });
+    const webhook = (payload: unknown, eventId?: string, timestamp?: number) => {
+      const signed = signWebhook({ payload, secret: sandbox.webhookSecret, eventId, timestamp });
       return { method: 'POST', path: '/webhooks', headers: signed.headers, body: signed.body, eventId: signed.headers['x-pay-event-id'] };
     };
 
@@ -80,7 +87,8 @@ export function describeAdapter(adapter: AdapterCase): void {
         },
         // `headers` is a Node object or a Fetch Headers depending on the framework; header() reads both.
         authorize: (request) => request.header('X-Shop-Session') !== 'revoked',
-        http: { maxRetries: 0 },
+        // A short attempt time-out, so the hanging upstream below fails fast.
+        http: { maxRetries: 0, attemptTimeoutMs: 1500 },
         // Webhooks take more than the JSON routes: the adapter reads up to the larger, each route holds its own.
         maxBodyBytes: 64 * 1024,
         webhooks: { maxBodyBytes: 128 * 1024 },
@@ -124,6 +132,50 @@ export function describeAdapter(adapter: AdapterCase): void {
       sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 429, headers: { 'retry-after': '120' }, body: 'slow down' });
       const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{}' });
       expect([response.status, response.headers.get('retry-after'), response.text]).toEqual([429, '120', 'slow down']);
+    });
+
+    it('answers an upstream that times out 504, one that sends garbage or a 500 502, and mints nothing', async () => {
+      const cases = [
+        { fault: { hang: true }, status: 504, code: 'UPSTREAM_TIMEOUT' },
+        { fault: { malformed: true }, status: 502, code: 'UPSTREAM_INVALID_RESPONSE' },
+        { fault: { status: 500, body: '{"error":{"code":"internal"}}', headers: { 'content-type': 'application/json' } }, status: 500, body: '{"error":{"code":"internal"}}' },
+      ];
+      for (const { fault, status, code, body } of cases) {
+        const injected = sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', ...fault });
+        const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{}' });
+        sandbox.faults.remove(injected);
+        expect([JSON.stringify(fault), response.status]).toEqual([JSON.stringify(fault), status]);
+        if (code) expect(JSON.parse(response.text).error.code).toBe(code);
+        else expect(response.text).toBe(body); // the upstream's own answer, unchanged
+      }
+    });
+
+    it('refuses a stale webhook and one from the future, each with its code, and runs nothing', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      for (const [timestamp, code] of [[now - 400, 'WEBHOOK_TIMESTAMP_TOO_OLD'], [now + 400, 'WEBHOOK_TIMESTAMP_IN_FUTURE']] as const) {
+        const delivery = webhook({ type: 'payment.succeeded', data: { payment_id: 'pay_stale' } }, undefined, timestamp);
+        const response = await send(delivery);
+        expect([code, response.status, JSON.parse(response.text).error.code]).toEqual([code, 400, code]);
+        expect(handled).not.toContain(delivery.eventId);
+      }
+    });
+
+    it('refuses a malformed webhook (a body that is not JSON, a missing header, a malformed signature) with its code', async () => {
+      const notJson = webhook('{"type": oops', 'evt_not_json');
+      const noEventId = webhook({ type: 'payment.succeeded' }, 'evt_no_id');
+      delete (noEventId.headers as Partial<typeof noEventId.headers>)['x-pay-event-id'];
+      const shortSignature = webhook({ type: 'payment.succeeded' }, 'evt_short_sig');
+      shortSignature.headers['x-pay-signature'] = shortSignature.headers['x-pay-signature'].slice(0, 40);
+      const notJsonCode = adapter.jsonParserInFront ? 'answered by the parser' : 'WEBHOOK_INVALID_JSON';
+      const expected = [['evt_not_json', notJsonCode], ['evt_no_id', 'WEBHOOK_MISSING_HEADER'], ['evt_short_sig', 'WEBHOOK_MALFORMED_SIGNATURE']];
+      const answers = [];
+      for (const delivery of [notJson, noEventId, shortSignature]) {
+        const response = await send(delivery);
+        expect(response.status).toBe(400);
+        answers.push([delivery.eventId, delivery === notJson && adapter.jsonParserInFront ? 'answered by the parser' : JSON.parse(response.text).error.code]);
+      }
+      expect(answers).toEqual(expected);
+      expect(handled.filter((id) => id.startsWith('evt_no') || id.startsWith('evt_short'))).toEqual([]);
     });
 
     it('verifies a genuine webhook and runs the handler once', async () => {
@@ -178,23 +230,26 @@ export function describeAdapter(adapter: AdapterCase): void {
     it('refuses a compressed body it would read itself (415), or takes the body a parser decompressed', async () => {
       const body = gzipSync(JSON.stringify({ orderId: 'order-gzip' }));
       const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body });
-      if (response.status === 415) {
-        expect(JSON.parse(response.text).error).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining('Content-Encoding: "gzip"') });
-        expect(checkouts).not.toContain('order-gzip');
-      } else {
+      if (adapter.parserInFront) {
         expect(response.status).toBe(200);
         expect(checkouts).toContain('order-gzip');
+      } else {
+        expect(response.status).toBe(415);
+        expect(JSON.parse(response.text).error).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining('Content-Encoding: "gzip"') });
+        expect(checkouts).not.toContain('order-gzip');
       }
     });
 
     it('refuses a JSON body declared in a charset other than UTF-8 (415), or takes the text a parser decoded', async () => {
       const body = Buffer.from(JSON.stringify({ orderId: 'café-latin1' }), 'latin1');
       const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json; charset=iso-8859-1' }, body });
-      if (response.status === 415) {
-        expect(checkouts.some((id) => id.startsWith('caf'))).toBe(false);
-      } else {
+      if (adapter.parserInFront?.latin1 === 'decoded') {
         expect(response.status).toBe(200);
         expect(checkouts).toContain('café-latin1');
+      } else {
+        expect(response.status).toBe(415);
+        if (!adapter.parserInFront) expect(JSON.parse(response.text).error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+        expect(checkouts.some((id) => id.startsWith('caf'))).toBe(false);
       }
       // UTF-8, named either way, is read.
       const utf8 = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json; charset="UTF-8"' }, body: JSON.stringify({ orderId: 'café-utf8' }) });

@@ -35,6 +35,8 @@ describeAdapter({
 describeAdapter({
   name: 'Express 5 with express.json({ verify }) keeping the raw body',
   listens: true,
+  parserInFront: { latin1: 'refused' },
+  jsonParserInFront: true,
   mount: (pay) => appWith((app) => {
     // Its own limit (100 KB by default) above the library's, so the library's limits are the ones tested.
     app.use(express.json({ limit: '1mb', verify: (req, _res, buf) => Object.assign(req, { rawBody: buf }) }));
@@ -55,6 +57,7 @@ describeAdapter({
   // The text as sent: verified as it is (it was refused as "parsed by express.json()").
   name: 'Express 5 with express.text() first, leaving the body as a string',
   listens: true,
+  parserInFront: { latin1: 'decoded' },
   mount: (pay) => appWith((app) => {
     app.use(express.text({ type: '*/*', limit: '1mb' }));
     app.use('/pay', payMiddleware(pay));

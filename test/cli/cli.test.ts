@@ -246,7 +246,7 @@ describe('paywidget CLI', () => {
     expect(lines(await readFile(out, 'utf8')).map((o) => o.entity_id)).toEqual(range(1, 481));
     // A fresh run (no checkpoint position) starts the file over.
     await run(['orders', 'sync', '--out', out, '--status', 'complete']);
-    expect(lines(await readFile(out, 'utf8')).every((o) => sb.commerce.order(o.entity_id)!.status === 'complete')).toBe(true);
+    expect(lines(await readFile(out, 'utf8')).map((o) => o.entity_id)).toEqual(range(1, 481).filter((id) => sb.commerce.order(id)!.status === 'complete'));
   });
 
   it('orders sync leaves the --out file as it was when the run fails before its first order, and names --out when it cannot write', async () => {
@@ -408,8 +408,10 @@ describe('paywidget as a process', () => {
     expect(get.code).toBe(0);
     expect(JSON.parse(get.stdout)).toEqual(sb.commerce.order(5));
     expect(sync.code).toBe(0);
-    expect(lines(sync.stdout).every((o) => sb.commerce.order(o.entity_id)!.status === 'processing')).toBe(true);
-    expect(sync.stderr).toMatch(/Synced \d+ orders/);
+    const processing = range(1, sb.commerce.orderCount).filter((id) => sb.commerce.order(id)!.status === 'processing');
+    expect(processing.length).toBeGreaterThan(0);
+    expect(lines(sync.stdout).map((o) => o.entity_id)).toEqual(processing);
+    expect(sync.stderr).toContain(`Synced ${processing.length} orders`);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/expected one order entity_id/);
   });
