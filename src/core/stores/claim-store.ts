@@ -6,8 +6,11 @@
  *
  * - `claim(key, leaseMs)`: `SET key <token> NX PX leaseMs`; when the SET fails, `GET key` tells
  *   `'done'` from anything else (a token: in progress).
- * - `complete(key, token, retentionMs)`: unless another token or `done` holds the key,
- *   `SET key done PX retentionMs` (a key whose lease ran out is marked too: the work did run)
+ * - `complete(key, token, retentionMs)`: unless the key is `done` already, `SET key done PX retentionMs`.
+ *   The work did run, so this holds even when our lease ran out and another attempt holds the key
+ *   now: that attempt's own complete or release then finds it done, and no retry runs the work again.
+ * - `renew(key, token, leaseMs)` (optional): unless another token or `done` holds the key,
+ *   `SET key <token> PX leaseMs`, so a handler slower than the lease keeps its event.
  * - `release(key, token)`:
  *   `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end`
  * - `bind(key, value, ttlMs)`: `SET key value NX PX ttlMs`, answering what the key held when it was taken
@@ -25,10 +28,15 @@ export interface ClaimStore {
   /** Takes the key for `leaseMs` when it is free (or its lease ran out). */
   claim(key: string, leaseMs: number): Promise<ClaimResult>;
   /**
-   * Marks the key done for `retentionMs` when we still hold it or nobody does (our lease ran out
-   * unclaimed). False when another attempt holds it or already completed it.
+   * Marks the key done for `retentionMs` unless it is done already: the work ran. True when we still held
+   * it or nobody did; false when it was done already, or held by another attempt (marked done all the same).
    */
   complete(key: string, token: string, retentionMs: number): Promise<boolean>;
+  /**
+   * Extends our lease to `leaseMs` from now, taking the key again if it is free. False when another attempt
+   * holds it or it is done. Optional: without it, a handler slower than the lease may see a duplicate run beside it.
+   */
+  renew?(key: string, token: string, leaseMs: number): Promise<boolean>;
   /** Frees a key we still hold so the next attempt can claim it. False when the lease was lost. */
   release(key: string, token: string): Promise<boolean>;
   /** Sets the key to `value` for `ttlMs` unless it holds a value already: undefined when set now, else the value it holds. */

@@ -49,8 +49,15 @@ export class MemoryClaimStore implements ClaimStore {
 
   async complete(key: string, token: string, retentionMs: number): Promise<boolean> {
     const current = this.#cache.get(key);
-    if (current !== undefined && current !== token) return false;
+    if (current === DONE) return false;
     this.#cache.set(key, DONE, { ttl: ttlOf(retentionMs) });
+    return current === undefined || current === token;
+  }
+
+  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+    const current = this.#cache.get(key);
+    if (current !== undefined && current !== token) return false;
+    this.#cache.set(key, token, { ttl: ttlOf(leaseMs) });
     return true;
   }
 

@@ -1,6 +1,7 @@
 import { PayError } from '../errors.js';
 import type { ClaimStore } from '../stores/claim-store.js';
 import type { Logger } from '../types.js';
+import type { LeaseRenewer } from './lease-renewer.js';
 
 export interface DedupeDeps {
   store: ClaimStore;
@@ -10,6 +11,8 @@ export interface DedupeDeps {
   retentionMs: number;
   /** How long a signature is remembered by the replay guard. */
   signatureRetentionMs: number;
+  /** Renews the claims of running handlers. */
+  renewer: LeaseRenewer;
 }
 
 /** processed: the work ran now; duplicate: it ran before; in_progress: another attempt is running it. */
@@ -25,29 +28,39 @@ export type DedupeOutcome = 'processed' | 'duplicate' | 'in_progress';
  * another, a replay (WEBHOOK_REPLAYED), even while the original is still running.
  *
  * Deduplication claims `evt:<event id>` under a lease: done → a duplicate; held → another attempt is
- * running it (409, retry later); claimed → the work runs, and the claim is completed when it succeeds
- * and released when it fails, so the sender's retry runs it again.
+ * running it (409, retry later); claimed → the work runs, its lease renewed while it does, and the claim
+ * is completed when it succeeds and released when it fails, so the sender's retry runs it again.
  * A store that fails to bind or claim throws STORE_UNAVAILABLE; nothing is marked done that did not run.
  */
 export async function processOnce(deps: DedupeDeps, eventId: string, signature: string, work: () => Promise<void>): Promise<DedupeOutcome> {
-  const { store, leaseMs } = deps;
+  const { store, leaseMs, renewer } = deps;
   const eventKey = `evt:${eventId}`;
-  // Until when the claim is ours (real time, like a Redis lease): a failed complete or release is retried until then.
-  const leaseEnds = performance.now() + leaseMs;
+  const claimedAt = performance.now();
 
   const bound = await storeCall(deps, eventId, () => store.bind(`sig:${signature}`, eventId, deps.signatureRetentionMs));
   if (bound !== undefined && bound !== eventId) throw replayed(deps, eventId);
   const evt = await storeCall(deps, eventId, () => store.claim(eventKey, leaseMs));
   if (evt.state !== 'claimed') return evt.state === 'done' ? 'duplicate' : 'in_progress';
 
+  renewer.hold(eventKey, evt.token);
   try {
     await work();
   } catch (error) {
-    await release(deps, eventKey, evt.token, leaseEnds);
+    renewer.drop(evt.token);
+    await release(deps, eventKey, evt.token, leaseEnds(deps, claimedAt));
     throw error;
   }
-  await complete(deps, eventKey, evt.token, leaseEnds);
+  renewer.drop(evt.token);
+  await complete(deps, eventKey, evt.token, leaseEnds(deps, claimedAt));
   return 'processed';
+}
+
+/**
+ * Until when the claim is ours (real time, like a Redis lease): a failed complete or release is retried until
+ * then. Renewed every third of a lease while the work ran, it has two thirds of one left at least.
+ */
+function leaseEnds({ leaseMs, renewer }: DedupeDeps, claimedAt: number): number {
+  return renewer.renews ? Math.max(claimedAt + leaseMs, performance.now() + (2 * leaseMs) / 3) : claimedAt + leaseMs;
 }
 
 /** A bind or claim: a store that fails is STORE_UNAVAILABLE (503), so the sender retries. */
@@ -73,7 +86,8 @@ function replayed(deps: DedupeDeps, eventId: string): PayError {
 async function complete(deps: DedupeDeps, key: string, token: string, leaseEnds: number): Promise<void> {
   try {
     if (!(await deps.store.complete(key, token, deps.retentionMs))) {
-      deps.logger.warn({ key }, 'webhook claim lease ran out before completion; raise webhooks.leaseMs above your slowest handler');
+      // Marked done all the same: a duplicate that took the claim meanwhile will not run it again after this.
+      deps.logger.warn({ key }, 'webhook claim lease ran out before completion, and another delivery of the event took it; if your claim store cannot renew claims, raise webhooks.leaseMs above your slowest handler');
     }
   } catch (error) {
     deps.logger.error({ err: error, key }, 'webhook claim store failed to complete a claim; retrying while its lease lasts');

@@ -6,6 +6,7 @@ import { createDispatcher, type WebhookErrorHandler, type WebhookHandler } from 
 import { WebhookVerificationError, type WebhookVerificationCode } from './errors.js';
 import { selectHmac, type Hmac, type HmacFactory } from './hmac.js';
 import { resolveWebhookOptions, type WebhookOptions } from './options.js';
+import { LeaseRenewer } from './lease-renewer.js';
 import { webhookRoute } from './route.js';
 import { verifyDelivery, type VerifiedWebhook, type VerifyInput } from './verify.js';
 
@@ -91,7 +92,10 @@ export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
       verify,
       dispatcher,
       logger: deps.logger,
-      dedupe: { store: deps.store, logger: deps.logger, leaseMs: policy.leaseMs, retentionMs: policy.retentionMs, signatureRetentionMs: policy.signatureRetentionMs },
+      dedupe: {
+        store: deps.store, logger: deps.logger, leaseMs: policy.leaseMs, retentionMs: policy.retentionMs, signatureRetentionMs: policy.signatureRetentionMs,
+        renewer: new LeaseRenewer(deps.store, policy.leaseMs, deps.logger),
+      },
     }),
   };
 }

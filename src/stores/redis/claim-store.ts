@@ -1,12 +1,13 @@
 import { DONE, type ClaimResult, type ClaimStore } from '../../core/stores/claim-store.js';
 import { ms, type RedisCommands } from './client.js';
-import { BIND, CLAIM, RELEASE, REPLACE_OWN } from './scripts.js';
+import { BIND, CLAIM, COMPLETE, RELEASE, REPLACE_OWN } from './scripts.js';
 
 
 /**
  * Claims in Redis, one key per claim (`<prefix>claim:<key>`): `SET key token NX PX lease` takes it;
- * completing and releasing are compare-and-set scripts, so an instance never completes or releases a
- * claim that another instance holds now (after its own lease ran out).
+ * renewing and releasing are compare-and-set scripts, so an instance never extends or frees a claim
+ * that another instance holds now (after its own lease ran out). Completing marks it done whoever
+ * holds it: the work ran.
  */
 export class RedisClaimStore implements ClaimStore {
   readonly #redis: RedisCommands;
@@ -32,7 +33,12 @@ export class RedisClaimStore implements ClaimStore {
 
   async complete(key: string, token: string, retentionMs: number): Promise<boolean> {
     if (token === DONE) return false;
-    return Number(await this.#redis.script(REPLACE_OWN, [this.#prefix + key], [token, DONE, ms(retentionMs)])) === 1;
+    return Number(await this.#redis.script(COMPLETE, [this.#prefix + key], [token, DONE, ms(retentionMs)])) === 1;
+  }
+
+  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+    if (token === DONE) return false;
+    return Number(await this.#redis.script(REPLACE_OWN, [this.#prefix + key], [token, token, ms(leaseMs)])) === 1;
   }
 
   async release(key: string, token: string): Promise<boolean> {

@@ -30,10 +30,24 @@ return 0
 `);
 
 /**
+ * Complete a claim: sets the done marker for the retention unless the key is done already. The work did
+ * run, so this holds even over another attempt's lease (ours ran out): that attempt's complete or release
+ * then finds it done, and no retry runs the work again. 1 set over our own lease or a free key; 2 set
+ * over another's lease; 0 done already. KEYS[1] key; ARGV[1] our token, ARGV[2] the done marker,
+ * ARGV[3] retention (ms).
+ */
+export const COMPLETE = new Script(`
+local held = redis.call('GET', KEYS[1])
+if held == ARGV[2] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+if held and held ~= ARGV[1] then return 2 end
+return 1
+`);
+
+/**
  * Replace own: unless another token holds the key, sets it to a value for a time-to-live; a key that is
  * gone (its lease ran out, or Redis restarted without persistence) is set too. 1 set; 0 another holds it.
- * Completing a claim sets the done marker: the work did run, and a later duplicate must not run it again.
- * Renewing a sync lock sets our own token: a run that stalled past its hold keeps it if nobody took it.
+ * Renewing a claim or a sync lock sets our own token: a worker that stalled past its lease keeps it if nobody took it.
  * KEYS[1] key; ARGV[1] our token, ARGV[2] value, ARGV[3] time-to-live (ms).
  */
 export const REPLACE_OWN = new Script(`

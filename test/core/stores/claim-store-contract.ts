@@ -39,15 +39,30 @@ export function claimStoreContract(name: string, make: () => ContractSubject | P
       expect(again.state === 'claimed' && again.token).not.toBe(claim.token);
     });
 
-    it('a wrong token neither completes nor releases', async () => {
+    it('a wrong token neither releases nor renews', async () => {
       const { store } = await make();
       const claim = await store.claim('k', 1_000);
       if (claim.state !== 'claimed') throw new Error('not claimed');
-      expect(await store.complete('k', 'not-the-token', 10_000)).toBe(false);
       expect(await store.release('k', 'not-the-token')).toBe(false);
-      expect(await store.complete('k', 'done', 10_000)).toBe(false);
+      expect(await store.renew?.('k', 'not-the-token', 1_000)).toBe(false);
       expect(await store.claim('k', 1_000)).toEqual({ state: 'in_progress' });
       expect(await store.release('missing', claim.token)).toBe(false);
+    });
+
+    it('renew extends the holder\'s lease, takes a lapsed key back, and does nothing to a done key', async () => {
+      const { store, advance } = await make();
+      const claim = await store.claim('k', 1_000);
+      if (claim.state !== 'claimed') throw new Error('not claimed');
+      await advance(800);
+      expect(await store.renew!('k', claim.token, 1_000)).toBe(true);
+      await advance(800); // 1,600 ms after the claim: held only because it was renewed
+      expect(await store.claim('k', 1_000)).toEqual({ state: 'in_progress' });
+      await advance(1_001);
+      expect(await store.renew!('k', claim.token, 1_000)).toBe(true);
+      expect(await store.claim('k', 1_000)).toEqual({ state: 'in_progress' });
+      expect(await store.complete('k', claim.token, 10_000)).toBe(true);
+      expect(await store.renew!('k', claim.token, 1_000)).toBe(false);
+      expect(await store.claim('k', 1_000)).toEqual({ state: 'done' });
     });
 
     it('a completion after the lease ran out unclaimed still marks the key done, so a duplicate does not run again', async () => {
@@ -59,16 +74,31 @@ export function claimStoreContract(name: string, make: () => ContractSubject | P
       expect(await store.claim('k', 1_000)).toEqual({ state: 'done' });
     });
 
-    it('a lease runs out: the key can be claimed again and the old holder can no longer complete it', async () => {
+    it('a lease runs out: the key can be claimed again, and the old holder can no longer release or renew it', async () => {
       const { store, advance } = await make();
       const old = await store.claim('k', 1_000);
       if (old.state !== 'claimed') throw new Error('not claimed');
       await advance(1_001);
       const next = await store.claim('k', 1_000);
       expect(next.state).toBe('claimed');
-      expect(await store.complete('k', old.token, 10_000)).toBe(false);
       expect(await store.release('k', old.token)).toBe(false);
+      expect(await store.renew?.('k', old.token, 1_000)).toBe(false);
       expect(next.state === 'claimed' && (await store.complete('k', next.token, 10_000))).toBe(true);
+    });
+
+    it('the old holder completing over the next one\'s lease marks the key done: its work ran, and nothing runs it again', async () => {
+      const { store, advance } = await make();
+      const old = await store.claim('k', 1_000);
+      if (old.state !== 'claimed') throw new Error('not claimed');
+      await advance(1_001);
+      const next = await store.claim('k', 1_000);
+      if (next.state !== 'claimed') throw new Error('not claimed');
+      expect(await store.complete('k', old.token, 10_000)).toBe(false); // false: another held it
+      expect(await store.claim('k', 1_000)).toEqual({ state: 'done' });
+      // The next holder failing does not free it for a third run; completing finds it done.
+      expect(await store.release('k', next.token)).toBe(false);
+      expect(await store.complete('k', next.token, 10_000)).toBe(false);
+      expect(await store.claim('k', 1_000)).toEqual({ state: 'done' });
     });
 
     it('done is kept for the retention, then forgotten', async () => {

@@ -123,7 +123,7 @@ describe('RedisClaimStore', () => {
     expect(await ioredis.pttl(`${prefix}claim:evt:1`)).toBeGreaterThan(86_400_000);
   });
 
-  it('two instances on one Redis: one claim wins; the other can neither complete nor release it', async () => {
+  it('two instances on one Redis: one claim wins; the other can neither release nor renew it', async () => {
     const prefix = `${runPrefix}${randomUUID()}:`;
     const a = redisStores(ioredis, { prefix }).claims;
     const b = redisStores(nodeRedis, { prefix }).claims;
@@ -132,7 +132,8 @@ describe('RedisClaimStore', () => {
     expect([first.state, second.state].sort()).toEqual(['claimed', 'in_progress']);
     if (winner.state !== 'claimed') throw new Error('no winner');
     expect(await b.release('evt:x', 'a-guess')).toBe(false);
-    expect(await a.complete('evt:x', 'a-guess', 10_000)).toBe(false);
+    expect(await a.renew('evt:x', 'a-guess', 10_000)).toBe(false);
+    expect(await a.claim('evt:x', 10_000)).toEqual({ state: 'in_progress' });
     expect(await b.complete('evt:x', winner.token, 10_000)).toBe(true); // the token is what counts, not the instance
     expect(await a.claim('evt:x', 10_000)).toEqual({ state: 'done' });
   });

@@ -1,0 +1,96 @@
+/**
+ * A handler slower than the lease: its claim is renewed while it runs (real time, as a Redis lease runs),
+ * a run that finished is never undone by a duplicate that ran beside it, and a hung one lets go at last.
+ */
+import { describe, expect, it } from 'vitest';
+import { createPay, type Pay, type PayOptions } from 'paywidget-server';
+import { captureLogger } from '../../helpers/capture-logger.js';
+import { MAX_RENEWED_LEASES } from '../../../src/core/webhooks/lease-renewer.js';
+import { deferred, delivery, payWithClock, post, sleep, SECRET, type Delivery } from './helpers.js';
+
+const paid = { type: 'payment.succeeded', data: { payment_id: 'pay_1' } };
+
+/** A pay instance on the real clock, so its leases run out in real time. */
+function realTimePay(overrides: Partial<PayOptions> = {}): Pay {
+  return createPay({ payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: SECRET }, env: {}, ...overrides });
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** Posts until the answer is not 409, every `everyMs`, for at most `forMs`; the last answer. */
+async function postUntilNotInProgress(pay: Pay, d: Delivery, everyMs: number, forMs: number) {
+  const end = Date.now() + forMs;
+  let answer = await post(pay, d);
+  while (answer.status === 409 && Date.now() < end) {
+    await sleep(everyMs);
+    answer = await post(pay, d);
+  }
+  return answer;
+}
+
+describe('POST /webhooks: a handler slower than the lease', () => {
+  it('keeps its event while it runs: a duplicate arriving after several leases is told it is in progress, and runs nothing', async () => {
+    const pay = realTimePay({ webhooks: { leaseMs: 150 } });
+    const gate = deferred();
+    let runs = 0;
+    pay.webhooks.onAny(async () => {
+      runs++;
+      await gate.promise;
+    });
+    const d = delivery(paid, { eventId: 'evt_slow', timestamp: now() });
+    const first = post(pay, d);
+    await sleep(600); // four leases
+    const duplicate = await post(pay, d);
+    expect([duplicate.status, duplicate.json.error?.code]).toEqual([409, 'DUPLICATE_IN_PROGRESS']);
+    gate.resolve();
+    expect((await first).json).toEqual({ received: true });
+    expect((await post(pay, d)).json).toEqual({ received: true, duplicate: true });
+    expect(runs).toBe(1);
+  });
+
+  it('once a duplicate ran beside it (its lease lapsed), the run that succeeded marks the event done: the other failing lets no third run through', async () => {
+    // The test clock jumps past the lease at once, so no renewal comes in between: as when the store could not renew.
+    const logger = captureLogger();
+    const { pay, clock } = payWithClock({ webhooks: { leaseMs: 60_000, toleranceSeconds: false }, logger });
+    const gates = [deferred(), deferred()];
+    let runs = 0;
+    pay.webhooks.onAny(async () => {
+      const run = runs++;
+      await gates[run]?.promise;
+      if (run === 1) throw new Error('the duplicate run failed');
+    });
+    const d = delivery(paid, { eventId: 'evt_lapsed' });
+    const first = post(pay, d);
+    await sleep(5);
+    clock.now += 60_001;
+    const second = post(pay, d);
+    await sleep(5);
+    expect(runs).toBe(2);
+    gates[0]!.resolve();
+    expect((await first).json).toEqual({ received: true });
+    gates[1]!.resolve();
+    expect((await second).status).toBe(500);
+    // The sender retries the failed delivery: the event already ran to the end once.
+    expect((await post(pay, d)).json).toEqual({ received: true, duplicate: true });
+    expect(runs).toBe(2);
+    expect(logger.text()).toContain('lease ran out before completion');
+  });
+
+  it(`lets go of a hung handler's event after ${MAX_RENEWED_LEASES} leases, so a retry runs it`, async () => {
+    const logger = captureLogger();
+    const leaseMs = 60;
+    const pay = realTimePay({ webhooks: { leaseMs }, logger });
+    let runs = 0;
+    pay.webhooks.onAny(async () => {
+      if (++runs === 1) await new Promise(() => {}); // never settles
+    });
+    const d = delivery(paid, { eventId: 'evt_hung', timestamp: now() });
+    void post(pay, d);
+    await sleep(4 * leaseMs);
+    expect((await post(pay, d)).status).toBe(409); // renewed past its first lease
+    const later = await postUntilNotInProgress(pay, d, leaseMs / 2, 20 * leaseMs + 5_000);
+    expect(later.json).toEqual({ received: true });
+    expect(runs).toBe(2);
+    expect(logger.text()).toContain(`still running after ${MAX_RENEWED_LEASES} leases`);
+  });
+});
