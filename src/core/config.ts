@@ -85,15 +85,27 @@ const headerText = text.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without
 // Each payment option is checked when given, but may be missing at createPay: Next.js evaluates route
 // modules during `next build`, where secrets are usually absent. The feature that needs a missing
 // option throws CONFIG_MISSING naming it (requirePayment, requireWebhookSecrets).
+/** The path of a URL, or '' when it is not one (z.url has said so). */
+const pathOf = (value: string) => {
+  try {
+    return new URL(value).pathname;
+  } catch {
+    return '';
+  }
+};
+// The library adds /api/v1/… and /rest/<scope>/V1/…: a base URL that has them already reaches no route.
+const paymentBase = url.refine((value) => !/\/api\/v\d+(\/|$)/i.test(pathOf(value)), 'must be the payment service\'s base URL, without /api/v1 (the library adds the paths), e.g. https://pay.example.com');
+const commerceBase = url.refine((value) => !/\/rest(\/|$)/i.test(pathOf(value)), 'must be the store\'s base URL, without /rest or /rest/<scope>/V1 (the library adds them; the scope is COMMERCE_SCOPE), e.g. https://shop.example.com');
+
 const paymentSchema = z.object({
-  apiUrl: url.optional(),
+  apiUrl: paymentBase.optional(),
   merchantId: headerText.optional(),
   apiKey: headerText.optional(),
   webhookSecret: z.union([text, z.array(text).min(1)], required('a string or an array of strings')).optional(),
 });
 
 const commerceSchema = z.object({
-  url,
+  url: commerceBase,
   username: text,
   password: text,
   scope: text.default('default'),

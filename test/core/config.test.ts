@@ -72,6 +72,18 @@ describe('configuration', () => {
     expect(error.message).toContain('payment.apiUrl (environment variable PAY_API_URL) must be an http(s) URL');
   });
 
+  it('a base URL that carries the API path already is refused, naming the base to give', () => {
+    // The library adds /api/v1/… and /rest/<scope>/V1/…: such a URL reaches no route, and a 404 page is not "unknown payment".
+    for (const apiUrl of ['https://pay.example.test/api/v1', 'https://pay.example.test/api/v1/', 'https://pay.example.test/API/V1/payments']) {
+      expect(configError(() => createPay({ env: { ...env, PAY_API_URL: apiUrl } })).message).toContain('PAY_API_URL) must be the payment service\'s base URL, without /api/v1');
+    }
+    for (const url of ['https://shop.example.test/rest', 'https://shop.example.test/rest/V1', 'https://shop.example.test/shop/rest/default/V1/']) {
+      expect(configError(() => createPay({ env: { ...env, COMMERCE_URL: url, COMMERCE_USERNAME: 'u', COMMERCE_PASSWORD: 'p' } })).message).toContain('COMMERCE_URL) must be the store\'s base URL, without /rest');
+    }
+    // A base under a path of its own is fine.
+    expect(createPay({ env: { ...env, PAY_API_URL: 'https://example.test/pay', COMMERCE_URL: 'https://example.test/restaurant-shop', COMMERCE_USERNAME: 'u', COMMERCE_PASSWORD: 'p' } }).config.payment?.apiUrl).toBe('https://example.test/pay');
+  });
+
   it('the commerce platform is optional; a part missing is named when orders are first needed, not at createPay', async () => {
     // A build step may see COMMERCE_URL without the password: creating the instance must not fail there.
     const partial = createPay({ env: { ...env, COMMERCE_URL: 'https://shop.example.test' } });

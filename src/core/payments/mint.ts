@@ -42,7 +42,7 @@ export async function mintWidgetToken(ctx: MintContext, input: MintInput): Promi
     idempotent: false,
   }, ctx.http, ctx.logger);
 
-  if (!response.ok) ctx.logger.warn({ orderId, status: response.status }, refusedCredentials(response.status) ? `payment service refused the merchant credentials when minting a widget token. ${MERCHANT_CREDENTIALS_HINT}` : 'payment service refused to mint a widget token');
+  if (!response.ok) ctx.logger.warn({ orderId, status: response.status }, mintRefusal(response.status));
   assertOk('payment', response, MERCHANT_CREDENTIALS_HINT, [ctx.payment.apiKey.reveal()]);
   const body = parseJsonBody('payment', response) as { widget_token?: unknown; expires_at?: unknown } | null;
   if (typeof body?.widget_token !== 'string' || body.widget_token === '') {
@@ -51,6 +51,14 @@ export async function mintWidgetToken(ctx: MintContext, input: MintInput): Promi
   const expiresAt = new Date(upstreamExpiry(body.expires_at, mintedAt) ?? mintedAt + WIDGET_TOKEN_LIFETIME_MS);
   ctx.logger.info({ orderId, amount, currency, expiresAt: expiresAt.toISOString() }, 'widget token minted');
   return new WidgetToken(body.widget_token, expiresAt);
+}
+
+/** The log line of a refused mint: what to check, where the status says. */
+function mintRefusal(status: number): string {
+  if (refusedCredentials(status)) return `payment service refused the merchant credentials when minting a widget token. ${MERCHANT_CREDENTIALS_HINT}`;
+  // The mint route always exists: a 404 is another server, or a base URL that has the path already.
+  if (status === 404) return 'the mint call was answered 404: check PAY_API_URL (payment.apiUrl), the payment service\'s base URL such as https://pay.example.com, without /api/v1';
+  return 'payment service refused to mint a widget token';
 }
 
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;

@@ -63,8 +63,8 @@ export function toReconcileResult(paymentId: string, entry: LedgerEntry | undefi
 function isPermanent(error: unknown): boolean {
   if (!(error instanceof PayError)) return true;
   if (error instanceof UpstreamError) return error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429;
-  // A redirect, or an answer that is not HTTP, says the configured address is wrong: polling it again gets the same.
-  if (error.details?.redirect === true || error.details?.notHttp === true) return true;
+  // A redirect, an answer that is not HTTP, or another server's 404 page says the configured address is wrong: polling it again gets the same.
+  if (error.details?.redirect === true || error.details?.notHttp === true || error.details?.wrongAddress === true) return true;
   return ['INVALID_INPUT', 'CONFIG_MISSING', 'CONFIG_INVALID', 'PAYMENT_NOT_FOUND', 'STORE_UNAVAILABLE'].includes(error.code);
 }
 

@@ -1,6 +1,7 @@
 import type { HttpPolicy, PaymentConfig } from '../config.js';
 import { invalidInput, PayError } from '../errors.js';
 import { assertOk, callUpstream, MERCHANT_CREDENTIALS_HINT, parseJsonBody, refusedCredentials } from '../http.js';
+import type { UpstreamResponse } from '../transport/index.js';
 import { Secret } from '../secret.js';
 import type { Logger } from '../types.js';
 import type { PaymentOutcome, StatusAuth } from './options.js';
@@ -114,9 +115,7 @@ export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: str
     signal: options.signal,
   }, ctx.http, ctx.logger);
 
-  if (response.status === 404) {
-    throw new PayError('PAYMENT_NOT_FOUND', `The payment service does not know payment ${paymentId}. Check the id: it is the payment_id the checkout answered.`, { details: { paymentId, where: 'payment service' } });
-  }
+  if (response.status === 404) throw notFound(response, paymentId);
   const hint = by === 'merchant' ? MERCHANT_STATUS_HINT : 'Check the payment_client_token: it must be the one the checkout answered for this payment.';
   if (!response.ok) ctx.logger.warn({ paymentId, status: response.status, credential: by }, refusedCredentials(response.status) ? `payment service refused the credentials of a status call. ${hint}` : 'payment service refused a status call');
   assertOk('payment', response, hint, [secret]);
@@ -136,4 +135,21 @@ export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: str
   if (typeof body?.decline_code === 'string') result.declineCode = body.decline_code;
   ctx.logger.debug({ paymentId, status, credential: by }, 'payment status read');
   return result;
+}
+
+/**
+ * The service's own "no such payment" is JSON. A page (HTML, text) comes from some other server: PAY_API_URL
+ * points elsewhere, and a sweep must not forget payments on its word.
+ */
+function notFound(response: UpstreamResponse, paymentId: string): PayError {
+  let answer: unknown;
+  try {
+    answer = parseJsonBody('payment', response);
+  } catch (error) {
+    return new PayError('UPSTREAM_INVALID_RESPONSE', `The status call for payment ${paymentId} was answered 404 with a page that is not the payment service's JSON: check PAY_API_URL (payment.apiUrl), the service's base URL such as https://pay.example.com, without /api/v1.`, { cause: error, details: { service: 'payment', paymentId, wrongAddress: true } });
+  }
+  if (typeof answer !== 'object' || answer === null) {
+    return new PayError('UPSTREAM_INVALID_RESPONSE', `The status call for payment ${paymentId} was answered 404 without a JSON object: check PAY_API_URL (payment.apiUrl).`, { details: { service: 'payment', paymentId, wrongAddress: true } });
+  }
+  return new PayError('PAYMENT_NOT_FOUND', `The payment service does not know payment ${paymentId}. Check the id: it is the payment_id the checkout answered.`, { details: { paymentId, where: 'payment service' } });
 }

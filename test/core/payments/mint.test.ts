@@ -74,6 +74,14 @@ describe('mintWidgetToken against the sandbox', () => {
     expect(sandbox.faults.list()[0]?.hits).toBe(0);
   });
 
+  it('passes a 404 on unchanged, and logs that PAY_API_URL is to be checked', async () => {
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 404, headers: { 'content-type': 'text/html' }, body: '<pre>Cannot POST</pre>', times: 1 });
+    const error = await rejection(payFor().mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-404' }));
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect([error.status, (error as UpstreamError).bodyText]).toEqual([404, '<pre>Cannot POST</pre>']);
+    expect(logger.text()).toContain('the mint call was answered 404: check PAY_API_URL');
+  });
+
   it('refuses a redirect as an invalid answer (not passed on as a refusal without its Location), not retried', async () => {
     const moved = sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 302, headers: { Location: '/v2/checkout/init' }, body: '<html>moved</html>', times: Infinity });
     const error = await rejection(payFor().mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-302' }));

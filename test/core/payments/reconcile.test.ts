@@ -497,6 +497,21 @@ describe('reconcilePending (the sweep)', () => {
     expect(again).toMatchObject({ checked: 1, forgotten: [], errors: [] });
   });
 
+  it('forgets nothing on a 404 page that is not the service\'s (PAY_API_URL pointing at another server), and says which URL to check', async () => {
+    const pay = payFor(sb, { logger });
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, body: '{"error":"down"}', times: Infinity });
+    expect(await pay.payments.reconcile('pay_behind_a_page', { budgetMs: 0 })).toMatchObject({ status: null });
+    sb.faults.clear();
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 404, headers: { 'content-type': 'text/html' }, body: '<!DOCTYPE html><pre>Cannot GET /api/v1/payments/pay_behind_a_page/status</pre>', times: Infinity });
+    const report = await pay.payments.reconcilePending();
+    sb.faults.clear();
+    expect(report).toMatchObject({ forgotten: [], unresolved: ['pay_behind_a_page'] });
+    expect(report.errors).toEqual([{ paymentId: 'pay_behind_a_page', code: 'UPSTREAM_INVALID_RESPONSE', message: expect.stringContaining('not the payment service\'s JSON: check PAY_API_URL') }]);
+    expect(await pay.payments.get('pay_behind_a_page')).toMatchObject({ outcome: 'unresolved' });
+    // The service's own JSON answer still means "unknown".
+    expect((await pay.payments.reconcilePending()).forgotten).toEqual(['pay_behind_a_page']);
+  });
+
   it('checks its options', async () => {
     const pay = payFor(sb, { logger });
     expect((await rejection(pay.payments.reconcilePending({ concurrency: 0 }))).code).toBe('INVALID_INPUT');
