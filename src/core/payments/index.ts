@@ -4,7 +4,7 @@ import type { Logger } from '../types.js';
 import type { WebhookHandler } from '../webhooks/dispatch.js';
 import { createLedger, recordPoll, type Ledger, type LedgerInput } from './ledger.js';
 import type { PaymentsPolicy } from './options.js';
-import { recheckPayment, reconcilePayment, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
+import { recheckPayment, reconcilePayment, type LearnedHere, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
 import { pruneLedger, type PruneLedgerOptions, type PruneLedgerReport } from './prune-ledger.js';
 import { reconcilePending, type ReconcilePendingOptions, type SweepReport } from './reconcile-pending.js';
 import { checkPaymentId, fetchPaymentStatus, isPaymentId, type PaymentStatus, type StatusOptions } from './status.js';
@@ -55,9 +55,9 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
   const statusContext = { payment: deps.payment, http, logger, statusAuth: policy.statusAuth, classify: policy.classify };
 
   const poll = (paymentId: string, options: StatusOptions, override?: Partial<HttpPolicy>) => fetchPaymentStatus(statusContext, paymentId, options, override);
-  const reconcile = (paymentId: string, options?: ReconcileOptions) => reconcilePayment({
+  const reconcile = (paymentId: string, options?: ReconcileOptions, learned?: LearnedHere) => reconcilePayment({
     ledger, poll, http, logger, pollBudgetMs: policy.pollBudgetMs, pollIntervalMs: policy.pollIntervalMs, pollMaxIntervalMs: policy.pollMaxIntervalMs,
-  }, paymentId, options);
+  }, paymentId, options, learned);
 
   return {
     ledger,

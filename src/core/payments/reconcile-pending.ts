@@ -2,7 +2,7 @@ import { invalidInput, toPayError } from '../errors.js';
 import type { LedgerEntry, LedgerSource } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { Ledger } from './ledger.js';
-import type { ReconcileOptions, ReconcileResult } from './reconcile.js';
+import type { LearnedHere, ReconcileOptions, ReconcileResult } from './reconcile.js';
 
 export interface ReconcilePendingOptions {
   /** Only payments the ledger first heard of at least this long ago (ms); default 0, every one. */
@@ -54,7 +54,7 @@ export interface SweepReport {
 
 export interface SweepDeps {
   ledger: Ledger;
-  reconcile: (paymentId: string, options: ReconcileOptions) => Promise<ReconcileResult>;
+  reconcile: (paymentId: string, options: ReconcileOptions, learned: LearnedHere) => Promise<ReconcileResult>;
   now: () => number;
   logger: Logger;
 }
@@ -76,8 +76,10 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
   const sweepOne = async (entry: LedgerEntry) => {
     report.checked += 1;
     try {
-      const result = await deps.reconcile(entry.paymentId, { budgetMs: options.budgetMs ?? 0, signal: options.signal });
-      if (result.status !== entry.status && result.source !== null) {
+      const learned = { changed: false };
+      const result = await deps.reconcile(entry.paymentId, { budgetMs: options.budgetMs ?? 0, signal: options.signal }, learned);
+      // A status another poll learned (an overlapping sweep, the page's reconcile call) is that caller's to report.
+      if (result.status !== entry.status && (result.source === 'webhook' || (result.source === 'poll' && learned.changed))) {
         const change: SweepChange = { paymentId: entry.paymentId, from: entry.status, to: result.status, outcome: result.outcome, source: result.source };
         if (result.orderId !== undefined) change.orderId = result.orderId;
         report.changed.push(change);

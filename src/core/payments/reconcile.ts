@@ -33,6 +33,11 @@ export interface ReconcileResult {
   currency?: string;
 }
 
+/** Set when one of this call's own polls changed the ledger: what it reports was learned here, not by another caller. */
+export interface LearnedHere {
+  changed: boolean;
+}
+
 export interface ReconcileDeps {
   ledger: Ledger;
   poll: (paymentId: string, options: StatusOptions, policy: Partial<HttpPolicy>) => Promise<PaymentStatus>;
@@ -76,7 +81,7 @@ function isPermanent(error: unknown): boolean {
  * transport failures and 5xx along the way only cost polls. Permanent refusals (unknown payment,
  * wrong credentials, bad input) throw.
  */
-export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: string, options: ReconcileOptions = {}): Promise<ReconcileResult> {
+export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: string, options: ReconcileOptions = {}, learned: LearnedHere = { changed: false }): Promise<ReconcileResult> {
   const paymentId = checkPaymentId(paymentIdInput);
   const clientToken = toClientToken(options.clientToken);
   const budgetMs = options.budgetMs ?? deps.pollBudgetMs;
@@ -87,7 +92,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   // after it was canceled), and the webhook that would have said so may have been lost.
   const known = await deps.ledger.get(paymentId);
   if (known?.outcome === 'confirmed') return toReconcileResult(paymentId, known);
-  if (known?.outcome === 'failed') return toReconcileResult(paymentId, (await recheckPayment(deps, paymentId, { clientToken, signal: options.signal })) ?? known);
+  if (known?.outcome === 'failed') return toReconcileResult(paymentId, (await recheckPayment(deps, paymentId, { clientToken, signal: options.signal }, learned)) ?? known);
 
   const started = Date.now();
   const deadline = started + budgetMs;
@@ -102,7 +107,8 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     try {
       polls += 1;
       const status = await deps.poll(paymentId, { clientToken, signal: options.signal }, policy);
-      const { entry } = await recordPoll(deps.ledger, status);
+      const { entry, changed } = await recordPoll(deps.ledger, status);
+      learned.changed ||= changed;
       if (entry.outcome !== 'unresolved') return toReconcileResult(paymentId, entry);
     } catch (error) {
       // Stopped by the caller mid-poll: what is known so far is the answer, as when the budget runs out.
@@ -123,7 +129,8 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   }
 
   // Out of budget. A webhook may have landed meanwhile; and a payment nobody could read is still recorded, so the sweep finds it.
-  const { entry } = await deps.ledger.record({ paymentId, status: null, source: 'poll' });
+  const { entry, changed } = await deps.ledger.record({ paymentId, status: null, source: 'poll' });
+  learned.changed ||= changed;
   const result = toReconcileResult(paymentId, entry);
   if (result.outcome === 'needs_reconciliation') {
     if (retryAfter > 0) result.retryAfterMs = retryAfter;
@@ -140,10 +147,11 @@ const RECHECK_TIMEOUT_MS = 3_000;
  * entry. Best effort: a refusal, a time-out or a missing credential leave the ledger's answer standing
  * (logged); only a ledger store that fails throws.
  */
-export async function recheckPayment(deps: Pick<ReconcileDeps, 'ledger' | 'poll' | 'http' | 'logger'>, paymentId: string, options: StatusOptions = {}): Promise<LedgerEntry | undefined> {
+export async function recheckPayment(deps: Pick<ReconcileDeps, 'ledger' | 'poll' | 'http' | 'logger'>, paymentId: string, options: StatusOptions = {}, learned: LearnedHere = { changed: false }): Promise<LedgerEntry | undefined> {
   const quick = Math.min(deps.http.attemptTimeoutMs, RECHECK_TIMEOUT_MS);
   try {
-    await recordPoll(deps.ledger, await deps.poll(paymentId, options, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick }));
+    const { changed } = await recordPoll(deps.ledger, await deps.poll(paymentId, options, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick }));
+    learned.changed ||= changed;
   } catch (error) {
     if (error instanceof PayError && error.code === 'STORE_UNAVAILABLE') throw error;
     deps.logger.warn({ err: error, paymentId }, 'the payment service could not be asked about a failed payment again; going by what the ledger holds');

@@ -497,6 +497,19 @@ describe('reconcilePending (the sweep)', () => {
     expect(again).toMatchObject({ checked: 1, forgotten: [], errors: [] });
   });
 
+  it('two overlapping sweeps report a status learned by a poll once: the sweep whose poll learned it', async () => {
+    const pay = payFor(sb, { logger });
+    sb.payments.setConfirmDelay(Infinity);
+    const paid = await card(pay, sb.testCards.succeeds, { amount: 900, currency: 'EUR', orderId: 'sweep-twice' });
+    await pay.payments.reconcile(paid.paymentId, { budgetMs: 0 }); // processing: unresolved in the ledger
+    sb.payments.setStatus(paid.paymentId, 'succeeded');
+    const reports = await Promise.all([pay.payments.reconcilePending(), pay.payments.reconcilePending()]);
+    expect(reports.map((r) => r.checked)).toEqual([1, 1]);
+    expect(reports.flatMap((r) => r.changed)).toEqual([{ paymentId: paid.paymentId, orderId: 'sweep-twice', from: 'processing', to: 'succeeded', outcome: 'confirmed', source: 'poll' }]);
+    // A webhook handler arriving later can tell: the ledger says a poll learned it first.
+    expect(await pay.payments.get(paid.paymentId)).toMatchObject({ outcome: 'confirmed', source: 'poll' });
+  });
+
   it('forgets nothing on a 404 page that is not the service\'s (PAY_API_URL pointing at another server), and says which URL to check', async () => {
     const pay = payFor(sb, { logger });
     sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, body: '{"error":"down"}', times: Infinity });
