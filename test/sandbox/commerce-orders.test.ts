@@ -36,6 +36,16 @@ describe('commerce sandbox: one order', () => {
     expect((await read(sb, token, '/rest/V1/orders/1', 'DELETE')).status).toBe(405);
   });
 
+  it('answers 404 no-route for a store code it does not have, token or not, as Magento reads it as part of the path', async () => {
+    for (const [method, path] of [['GET', '/rest/nostore/V1/orders/1'], ['POST', '/rest/nostore/V1/orders/1'], ['GET', `/rest/nostore/V1/orders?${criteria([], { pageSize: 5 })}`], ['POST', '/rest/nostore/V1/orders']] as const) {
+      for (const auth of [token, undefined]) {
+        const res = await read(sb, auth, path, method);
+        expect(res.status).toBe(404);
+        expect(res.json).toEqual({ message: 'Request does not match any route.' });
+      }
+    }
+  });
+
   it('generates realistic orders: the fixtures\' shape, states, currencies and dates', () => {
     const orders = all();
     const states = new Set(orders.map((o) => `${o.state}/${o.status}`));
@@ -134,7 +144,8 @@ describe('commerce sandbox: search criteria', () => {
       current_page: 2,
     });
     const bare = await search(criteria([[['status', 'complete']]]));
-    expect(bare.search_criteria).toEqual({ filter_groups: [{ filters: [{ field: 'status', value: 'complete' }] }] });
+    // Magento's Filter::getConditionType() answers `eq` for a filter sent without one (fixture orders-search-vsf.json).
+    expect(bare.search_criteria).toEqual({ filter_groups: [{ filters: [{ field: 'status', value: 'complete', condition_type: 'eq' }] }] });
     expect(bare.items).toHaveLength(complete.length); // no pageSize: everything
     const sorted = await search(criteria([], { pageSize: 5, 'sortOrders][0][field': 'grand_total', 'sortOrders][0][direction': 'ASC' }));
     const totals = sorted.items.map((o) => o.grand_total as number);
@@ -158,16 +169,45 @@ describe('commerce sandbox: search criteria', () => {
     }
   });
 
-  it('refuses a page size over the cap, an unknown condition and a non-numeric page size with 400', async () => {
+  it('refuses a page size over the cap (Magento 2.4.7\'s named parameter) and a non-numeric page size with 400', async () => {
     sb.commerce.setMaxPageSize(300);
     try {
       expect((await search(criteria([], { pageSize: 300 }))).items).toHaveLength(300);
-      expect(await read(sb, token, `/rest/V1/orders?${criteria([], { pageSize: 301 })}`)).toMatchObject({ status: 400, json: { message: 'Maximum SearchCriteria pageSize is %1', parameters: [300] } });
+      const over = await read(sb, token, `/rest/V1/orders?${criteria([], { pageSize: 301 })}`);
+      expect(over.status).toBe(400);
+      expect(over.json).toEqual({ message: 'Maximum SearchCriteria pageSize is %max', parameters: { max: 300 } });
     } finally {
       sb.commerce.setMaxPageSize(undefined);
     }
-    expect(await read(sb, token, `/rest/V1/orders?${criteria([[['status', 'x', 'almost']]])}`)).toMatchObject({ status: 400, json: { message: 'Invalid condition type: %1', parameters: ['almost'] } });
     expect((await read(sb, token, `/rest/V1/orders?${criteria([], { pageSize: 'ten' })}`)).status).toBe(400);
+  });
+
+  it('refuses a search with no searchCriteria at all, as a required parameter, on GET and POST', async () => {
+    for (const method of ['GET', 'POST']) {
+      for (const path of ['/rest/V1/orders', '/rest/default/V1/orders', '/rest/V1/orders?other=1']) {
+        const res = await read(sb, token, path, method);
+        expect(res.status).toBe(400);
+        expect(res.json).toEqual({ message: '"%fieldName" is required. Enter and try again.', parameters: { fieldName: 'searchCriteria' } });
+      }
+    }
+    // A bare `searchCriteria` is one: every order.
+    expect((await search('searchCriteria')).total_count).toBe(sb.commerce.orderCount);
+  });
+
+  it('reads an unknown condition type as eq (Magento\'s SQL layer), echoing it as sent', async () => {
+    const pending = all().filter((o) => o.status === 'pending').map((o) => o.entity_id);
+    const res = await search(criteria([[['status', 'pending', 'almost']]]));
+    expect(ids(res)).toEqual(pending);
+    expect(res.search_criteria).toEqual({ filter_groups: [{ filters: [{ field: 'status', value: 'pending', condition_type: 'almost' }] }] });
+    expect(ids(await search(criteria([[['entity_id', '20', 'almost']]])))).toEqual([20]);
+  });
+
+  it('splits in / nin lists on commas without trimming the values', async () => {
+    const byStatus = (s: string) => all().filter((o) => o.status === s).map((o) => o.entity_id);
+    expect(ids(await search(criteria([[['status', 'pending,complete', 'in']]])))).toEqual([...byStatus('pending'), ...byStatus('complete')].sort((a, b) => a - b));
+    // ' complete' is not 'complete': only the pending orders match, and nin keeps the complete ones.
+    expect(ids(await search(criteria([[['status', 'pending, complete', 'in']]])))).toEqual(byStatus('pending'));
+    expect(ids(await search(criteria([[['status', 'pending, complete', 'nin']]])))).toEqual(all().filter((o) => o.status !== 'pending').map((o) => o.entity_id));
   });
 
   it('reads searchCriteria keys such as __proto__ as names, never reaching Object.prototype', async () => {

@@ -4,7 +4,7 @@ import { parseJsonBody, type UpstreamResponse } from '../http.js';
 const textDecoder = new TextDecoder();
 
 /**
- * A Magento error body: `{"message": "Maximum SearchCriteria pageSize is %1", "parameters": [300]}`.
+ * A Magento error body: `{"message": "Maximum SearchCriteria pageSize is %max", "parameters": {"max": 300}}`.
  * Parameters are positional (`%1`, an array) or named (`%fieldName`, an object); input errors add an
  * `errors` array of the same shape.
  */
@@ -15,16 +15,34 @@ export interface MagentoErrorBody {
   [key: string]: unknown;
 }
 
-/** The message with its parameters put in: `%1` → parameters[0], `%name` → parameters.name. */
+/**
+ * The message with its parameters put in: `%1` → parameters[0], `%name` → parameters.name. As Magento's
+ * renderer (strtr over the placeholders of the keys present), so `%1st` is `%1` then `st`, a longer key
+ * wins (`%12` over `%1`), and a replacement is not scanned again.
+ */
 export function formatMagentoMessage(message: string, parameters?: unknown): string {
   if (parameters === undefined || parameters === null || typeof parameters !== 'object') return message;
-  return message.replace(/%(\w+)/g, (whole, key: string) => {
-    const value = Array.isArray(parameters)
-      ? /^\d+$/.test(key) ? parameters[Number(key) - 1] : undefined
-      : (parameters as Record<string, unknown>)[key];
-    if (value === undefined) return whole;
-    return Array.isArray(value) ? value.map(String).join(', ') : String(value);
-  });
+  const entries: Array<[string, unknown]> = Array.isArray(parameters)
+    ? parameters.map((value, i) => [`%${i + 1}`, value])
+    : Object.entries(parameters).map(([key, value]) => [`%${key}`, value]);
+  const pairs = new Map<string, string>();
+  for (const [key, value] of entries) {
+    if (value !== undefined && key.length > 1) pairs.set(key, Array.isArray(value) ? value.map(String).join(', ') : String(value));
+  }
+  if (pairs.size === 0) return message;
+  const keys = [...pairs.keys()].sort((a, b) => b.length - a.length);
+  let out = '';
+  for (let i = 0; i < message.length;) {
+    const key = message[i] === '%' ? keys.find((k) => message.startsWith(k, i)) : undefined;
+    if (key === undefined) {
+      out += message[i];
+      i += 1;
+    } else {
+      out += pairs.get(key);
+      i += key.length;
+    }
+  }
+  return out;
 }
 
 /** The Magento error body of a response, when it has one. */
@@ -85,7 +103,11 @@ export class CommerceError extends PayError {
 }
 
 const PAGE_SIZE_CAP = /Maximum SearchCriteria pageSize is (\d+)/i;
-/** Magento's answer for a store code (the scope in /rest/{scope}/V1) it does not have. */
+/**
+ * An older answer for a store code (the scope in /rest/{scope}/V1) the platform does not have. Magento 2.4
+ * answers that with the 404 no-route (the code is read as part of the path), which the token request's
+ * hint covers: it names COMMERCE_URL and COMMERCE_SCOPE.
+ */
 const UNKNOWN_STORE = /store that was requested wasn't found/i;
 
 /** The cap in a "Maximum SearchCriteria pageSize is N" refusal, if that is what the body says. */

@@ -29,11 +29,13 @@ function guarded(handler: (ctx: RequestContext) => Reply): (ctx: RequestContext)
   };
 }
 
+/**
+ * A store code Magento does not have is no store error: its path processor leaves the segment in the
+ * path (`/nostore/V1/orders`), which no route matches, before any token or input is looked at.
+ */
 function checkScope(cx: CommerceContext, ctx: RequestContext): void {
   const scope = ctx.params.scope;
-  if (scope !== undefined && !cx.scopes.has(scope)) {
-    throw new MagentoError(400, "The store that was requested wasn't found. Verify the store and try again.");
-  }
+  if (scope !== undefined && !cx.scopes.has(scope)) throw new MagentoError(404, MESSAGES.noRoute);
 }
 
 function token(cx: CommerceContext, ctx: RequestContext): Reply {
@@ -58,7 +60,7 @@ function search(cx: CommerceContext, ctx: RequestContext): Reply {
   const criteria = parseCriteria(ctx.url.searchParams);
   const pageSize = criteria.pageSize !== undefined && cx.silentPageSizeCap !== undefined ? Math.min(criteria.pageSize, cx.silentPageSizeCap) : criteria.pageSize;
   if (cx.maxPageSize !== undefined && pageSize !== undefined && pageSize > cx.maxPageSize) {
-    throw new MagentoError(400, MESSAGES.pageSizeCap, [cx.maxPageSize]);
+    throw new MagentoError(400, MESSAGES.pageSizeCap, { max: cx.maxPageSize });
   }
   const ids = cx.store.search(criteria);
   let page: number[];

@@ -4,7 +4,7 @@ import { MagentoError, MESSAGES } from './magento.js';
 export interface Filter {
   field: string;
   value: string;
-  /** As sent; undefined means `eq`. */
+  /** As sent (echoed so); undefined, or one Magento's SQL layer does not know, filters as `eq` (see condition()). */
   conditionType: string | undefined;
 }
 export interface Criteria {
@@ -49,14 +49,18 @@ function integer(name: string, value: Nested | string | undefined): number | und
   return Number(value);
 }
 
+/**
+ * The search of `GET /V1/orders`. `searchCriteria` is a required parameter: a request without it is
+ * refused (400), while a bare `?searchCriteria` is an empty search, every order.
+ */
 export function parseCriteria(params: URLSearchParams): Criteria {
   const sc = nest(params).searchCriteria;
+  if (sc === undefined) throw new MagentoError(400, MESSAGES.required, { fieldName: 'searchCriteria' });
   const c = typeof sc === 'object' ? sc : {};
   const groups = list(c.filter_groups ?? c.filterGroups).map((group) =>
     list(typeof group === 'object' ? group.filters : undefined).map((f) => {
       const filter = typeof f === 'object' ? f : {};
       const conditionType = text(filter.condition_type ?? filter.conditionType);
-      if (conditionType !== undefined && !CONDITIONS.has(conditionType)) throw new MagentoError(400, MESSAGES.conditionType, [conditionType]);
       const field = text(filter.field);
       if (!field) throw new MagentoError(400, MESSAGES.required, { fieldName: 'field' });
       return { field, value: text(filter.value) ?? '', conditionType };
@@ -69,11 +73,14 @@ export function parseCriteria(params: URLSearchParams): Criteria {
   return { groups, sort, pageSize: integer('pageSize', c.pageSize ?? c.page_size), currentPage: integer('currentPage', c.currentPage ?? c.current_page) };
 }
 
-/** What Magento echoes in `search_criteria`: only what was sent. */
+/**
+ * What Magento echoes in `search_criteria`: only what was sent, except that a filter sent without a
+ * condition type carries `eq` (Filter::getConditionType() answers `?: 'eq'`).
+ */
 export function echo(criteria: Criteria): Record<string, unknown> {
   return {
     filter_groups: criteria.groups.map((g) => ({
-      filters: g.map((f) => ({ field: f.field, value: f.value, ...(f.conditionType !== undefined ? { condition_type: f.conditionType } : {}) })),
+      filters: g.map((f) => ({ field: f.field, value: f.value, condition_type: f.conditionType || 'eq' })),
     })),
     ...(criteria.sort.length ? { sort_orders: criteria.sort } : {}),
     ...(criteria.pageSize !== undefined ? { page_size: criteria.pageSize } : {}),
@@ -95,11 +102,20 @@ function likePattern(pattern: string): RegExp {
   return new RegExp(`^${body}$`, 'is');
 }
 
+/**
+ * The condition a filter is applied with: Magento's SQL layer (Mysql::prepareSqlCondition) reads a
+ * condition it does not know as `eq`, with no error.
+ */
+export function condition(filter: Filter): string {
+  return filter.conditionType !== undefined && CONDITIONS.has(filter.conditionType) ? filter.conditionType : 'eq';
+}
+
 /** A predicate over a field's value (undefined / null never match, as SQL NULL). */
 export function matcher(filter: Filter): (value: unknown) => boolean {
   const { value } = filter;
   const present = (v: unknown) => v !== undefined && v !== null;
-  switch (filter.conditionType ?? 'eq') {
+  const type = condition(filter);
+  switch (type) {
     case 'eq': return (v) => present(v) && compare(v, value) === 0;
     case 'neq': return (v) => present(v) && compare(v, value) !== 0;
     case 'gt': return (v) => present(v) && compare(v, value) > 0;
@@ -107,14 +123,14 @@ export function matcher(filter: Filter): (value: unknown) => boolean {
     case 'lt': return (v) => present(v) && compare(v, value) < 0;
     case 'lteq': case 'to': return (v) => present(v) && compare(v, value) <= 0;
     case 'in': case 'nin': {
-      const options = value.split(',').map((s) => s.trim());
+      const options = value.split(','); // PHP's explode(','): ' b' stays ' b'
       const inList = (v: unknown) => options.some((o) => compare(v, o) === 0);
-      return filter.conditionType === 'in' ? (v) => present(v) && inList(v) : (v) => present(v) && !inList(v);
+      return type === 'in' ? (v) => present(v) && inList(v) : (v) => present(v) && !inList(v);
     }
     case 'like': case 'nlike': {
       const re = likePattern(value);
-      return filter.conditionType === 'like' ? (v) => present(v) && re.test(String(v)) : (v) => present(v) && !re.test(String(v));
+      return type === 'like' ? (v) => present(v) && re.test(String(v)) : (v) => present(v) && !re.test(String(v));
     }
-    default: throw new MagentoError(400, MESSAGES.conditionType, [filter.conditionType]);
+    default: throw new Error(`unhandled condition ${type}`);
   }
 }

@@ -32,9 +32,9 @@ export const MESSAGES = {
   noSuchEntity: "The entity that was requested doesn't exist. Verify the entity and try again.",
   inputErrors: 'One or more input exceptions have occurred.',
   required: '"%fieldName" is required. Enter and try again.',
-  pageSizeCap: 'Maximum SearchCriteria pageSize is %1',
+  /** Magento 2.4.7 names the parameter: `{"parameters": {"max": 300}}`. */
+  pageSizeCap: 'Maximum SearchCriteria pageSize is %max',
   noRoute: 'Request does not match any route.',
-  conditionType: 'Invalid condition type: %1',
 } as const;
 
 export const SALES_RESOURCE = { resources: 'Magento_Sales::actions_view' };

@@ -1,4 +1,4 @@
-import { matcher, type Criteria, type Filter } from './criteria.js';
+import { condition as conditionOf, matcher, type Criteria, type Filter } from './criteria.js';
 import { CURRENCIES, generateOrder, prng, STATES, type OrderFacts } from './generate.js';
 import type { SandboxOrder as Order } from './types.js';
 import { MagentoError, MESSAGES } from './magento.js';
@@ -137,7 +137,7 @@ export class OrderStore {
   }
 
   private baseTest(filter: Filter): (id: number) => boolean {
-    const condition = filter.conditionType ?? 'eq';
+    const condition = conditionOf(filter);
     const seconds = parseSeconds(filter.value);
     if (filter.field === 'created_at' && seconds !== undefined && NUMERIC_CONDITIONS.has(condition)) {
       return (id) => sign(this.created[id - 1]! - seconds, condition);
@@ -156,7 +156,7 @@ export class OrderStore {
       const f = group[0]!;
       const v = Number(f.value);
       if (group.length !== 1 || f.field !== 'entity_id' || !Number.isFinite(v)) return true;
-      const c = f.conditionType ?? 'eq';
+      const c = conditionOf(f);
       if (c === 'gt') lo = Math.max(lo, Math.floor(v) + 1);
       else if (c === 'gteq' || c === 'from') lo = Math.max(lo, Math.ceil(v));
       else if (c === 'lt') hi = Math.min(hi, Math.ceil(v) - 1);

@@ -171,7 +171,7 @@ describe('orders.search', () => {
       expect(error).toBeInstanceOf(CommerceError);
       expect(error.code).toBe('COMMERCE_ERROR');
       expect(error.message).toContain('Maximum SearchCriteria pageSize is 50');
-      expect((error as CommerceError).body).toEqual({ message: 'Maximum SearchCriteria pageSize is %1', parameters: [50] });
+      expect((error as CommerceError).body).toEqual({ message: 'Maximum SearchCriteria pageSize is %max', parameters: { max: 50 } });
       expect((error as CommerceError).maxPageSize).toBe(50);
       // And what to ask for instead.
       expect(error.message).toContain('ask for at most 50 orders a page (pageSize)');

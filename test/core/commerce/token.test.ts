@@ -292,11 +292,10 @@ describe('admin token', () => {
     expect(error.message).not.toContain('readMethod');
   });
 
-  it('says to check the scope when the platform has no store view by that code', async () => {
+  it('says to check the URL and the scope when the platform has no store view by that code (Magento: no route)', async () => {
     sb = await commerceSandbox({ orders: 5 });
     const error = await rejection(payFor(sb, { commerce: { scope: 'no_such_store' } }).orders.get(1));
-    expect(error).toMatchObject({ code: 'COMMERCE_ERROR', details: { upstreamStatus: 400 } });
-    expect(error.message).toContain("The store that was requested wasn't found");
-    expect(error.message).toContain('check COMMERCE_SCOPE (commerce.scope)');
+    expect(error).toMatchObject({ code: 'COMMERCE_ERROR', details: { upstreamStatus: 404 } });
+    expect(error.message).toBe('The commerce platform refused the admin token request with HTTP 404: Request does not match any route; the platform has no such path for this method: check COMMERCE_URL (commerce.url) and COMMERCE_SCOPE (commerce.scope).');
   });
 });
