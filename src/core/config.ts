@@ -77,7 +77,10 @@ const url = z
   .url({ protocol: /^https?$/, ...required('an http(s) URL such as https://pay.example.com') })
   .refine(withoutCredentials, 'must not carry a user name or password (user:password@): the library sends its own credentials');
 // Node clamps a longer timer to 1 ms, which would time every call out at once.
-const positiveMs = z.number().int().positive().max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days), the longest timer Node keeps`);
+const positiveMs = z.number(required('a whole number of milliseconds, such as 5000 (not "5s")'))
+  .int('must be a whole number of milliseconds')
+  .positive('must be more than 0 ms')
+  .max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days), the longest timer Node keeps`);
 // Sent in an HTTP header: a line break or other control character would make the request fail before it
 // is sent, and fetch's error names the value, which would then reach the logs.
 const headerText = text.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces or line breaks (it is sent in an HTTP header)');
@@ -109,18 +112,18 @@ const commerceSchema = z.object({
   username: text,
   password: text,
   scope: text.default('default'),
-  readMethod: z.enum(['GET', 'POST']).default('GET'),
+  readMethod: z.enum(['GET', 'POST'], { error: () => "must be 'GET' or 'POST'" }).default('GET'),
   tokenLifetimeMs: positiveMs.default(4 * 60 * 60_000),
 });
 
 const httpSchema = z.object({
   attemptTimeoutMs: positiveMs.default(10_000),
   totalTimeoutMs: positiveMs.default(30_000),
-  maxRetries: z.number().int().min(0).max(10).default(2),
+  maxRetries: z.number(required('a whole number from 0 to 10')).int('must be a whole number from 0 to 10').min(0, 'must be a whole number from 0 to 10').max(10, 'must be a whole number from 0 to 10').default(2),
   backoffBaseMs: positiveMs.default(100),
   backoffMaxMs: positiveMs.default(2_000),
-  retryAfterMaxMs: z.number().int().min(0).default(10_000),
-  transport: z.enum(['auto', 'fetch']).default('auto'),
+  retryAfterMaxMs: z.number(required('a whole number of milliseconds, 0 or more')).int('must be a whole number of milliseconds').min(0, 'must be 0 or more').default(10_000),
+  transport: z.enum(['auto', 'fetch'], { error: () => "must be 'auto' or 'fetch'" }).default('auto'),
 });
 
 export type HttpPolicy = z.output<typeof httpSchema>;

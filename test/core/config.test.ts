@@ -72,6 +72,18 @@ describe('configuration', () => {
     expect(error.message).toContain('payment.apiUrl (environment variable PAY_API_URL) must be an http(s) URL');
   });
 
+  it('a number or a choice of the wrong kind is explained in words, not in zod\'s', () => {
+    const cases: Array<[object, string]> = [
+      [{ http: { attemptTimeoutMs: '5s' } }, 'http.attemptTimeoutMs must be a whole number of milliseconds, such as 5000 (not "5s")'],
+      [{ http: { totalTimeoutMs: 0 } }, 'http.totalTimeoutMs must be more than 0 ms'],
+      [{ http: { maxRetries: -1 } }, 'http.maxRetries must be a whole number from 0 to 10'],
+      [{ http: { transport: 'undici' } }, "http.transport must be 'auto' or 'fetch'"],
+    ];
+    for (const [options, message] of cases) expect(configError(() => createPay({ env, ...options })).message).toContain(message);
+    expect(configError(() => createPay({ env: { ...env, COMMERCE_URL: 'https://shop.example.test', COMMERCE_USERNAME: 'u', COMMERCE_PASSWORD: 'p', COMMERCE_READ_METHOD: 'PUT' } })).message)
+      .toContain("commerce.readMethod (environment variable COMMERCE_READ_METHOD) must be 'GET' or 'POST'");
+  });
+
   it('a base URL that carries the API path already is refused, naming the base to give', () => {
     // The library adds /api/v1/… and /rest/<scope>/V1/…: such a URL reaches no route, and a 404 page is not "unknown payment".
     for (const apiUrl of ['https://pay.example.test/api/v1', 'https://pay.example.test/api/v1/', 'https://pay.example.test/API/V1/payments']) {
