@@ -2,6 +2,7 @@ import { checkoutForOrder, createOrders, orderCheckoutResolver, unconfiguredOrde
 import { COMMERCE_REQUIRED, requirePayment, requireWebhookSecrets, resolveConfig, type ConfigOptions, type ResolvedConfig } from './config.js';
 import { PayError } from './errors.js';
 import { checkOptionKeys } from './option-keys.js';
+import { checkOptionsObject, checkOptionTypes } from './option-types.js';
 import { createPayments, resolvePaymentsOptions, type Payments, type PaymentsOptions } from './payments/index.js';
 import { mintWidgetToken, type MintInput } from './payments/mint.js';
 import { findOrderById, reconcileOrders, type OrderReconciliationReport, type ReconcileOrdersOptions } from './payments/reconcile-orders.js';
@@ -71,7 +72,10 @@ function bodyLimit(value: number | undefined): number {
 
 /** The object every part of the library hangs off. Options fall back to environment variables. */
 export function createPay(options: PayOptions = {}): Pay {
+  // Plain JavaScript passes anything: null would otherwise fail as "Cannot convert undefined or null to object".
+  checkOptionsObject(options);
   checkOptionKeys(options);
+  checkOptionTypes(options);
   const config = resolveConfig(options);
   const maxBodyBytes = bodyLimit(options.maxBodyBytes);
   const logger = options.logger ?? consoleLogger;
@@ -104,7 +108,7 @@ export function createPay(options: PayOptions = {}): Pay {
   const resolveCheckout = options.resolveCheckout ?? (commerceNamed ? orderCheckoutResolver(orders, paymentsOfOrder) : undefined);
   const jsonRoutes = { authorize: options.authorize, maxBodyBytes };
   const router = createRouter([
-    widgetTokenRoute({ ...jsonRoutes, resolveCheckout, mint }),
+    widgetTokenRoute({ ...jsonRoutes, resolveCheckout, merchantResolveCheckout: options.resolveCheckout !== undefined, mint }),
     webhooks.route,
     reconcileRoute({ ...jsonRoutes, reconcile: payments.reconcile, lookup: payments.get }),
     paymentRoute({ ...jsonRoutes, reconcile: payments.reconcile, lookup: payments.get }),

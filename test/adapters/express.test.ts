@@ -133,7 +133,7 @@ describe('payMiddleware given the wrong thing, as plain JavaScript allows', () =
   it('refuses an un-awaited Pay at mount, instead of building a second instance whose webhooks run no handler', () => {
     const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
     expect(() => payMiddleware(Promise.resolve(pay) as never)).toThrow(/was given a Promise, not a Pay instance: await it first/);
-    expect(() => payMiddleware('pay' as never)).toThrow(/paywidget-server configuration: unknown option/); // a CONFIG_INVALID, not a TypeError from the checks
+    expect(() => payMiddleware('pay' as never)).toThrow(/the adapter was given a string instead of a Pay instance/); // a CONFIG_INVALID, not a TypeError from the checks
   });
 
   it('mounted without being called, every request fails naming the call to write (not "unknown option _events")', async () => {

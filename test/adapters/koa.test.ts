@@ -3,7 +3,7 @@ import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { describe, expect, it } from 'vitest';
-import { createPay } from 'paywidget-server';
+import { createPay, PayError } from 'paywidget-server';
 import { payRouter } from 'paywidget-server/koa';
 import { describeAdapter } from './behaviour.js';
 import { listen } from './listen.js';
@@ -105,6 +105,41 @@ describe('payRouter: OPTIONS and allowedMethods()', () => {
     const app = await appWith((koa) => koa.use(payRouter(pay, { prefix: '/pay/' }).routes()));
     try {
       // The library answers (here: no webhook secret configured), not the app's 404.
+      const reached = await app.send({ method: 'POST', path: '/webhooks', body: '{}' });
+      expect([reached.status, JSON.parse(reached.text).error.code]).toEqual([500, 'CONFIG_MISSING']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("refuses payRouter(pay, '/pay'), an unknown option or a prefix without its leading slash (CONFIG_INVALID naming the fix), where each answered every request 404", () => {
+    const pay = createPay({ env: {} });
+    const refusal = (run: () => unknown) => {
+      try {
+        run();
+      } catch (error) {
+        expect(error).toBeInstanceOf(PayError);
+        expect((error as PayError).code).toBe('CONFIG_INVALID');
+        return error as PayError;
+      }
+      throw new Error('expected payRouter to refuse its options');
+    };
+    expect(refusal(() => payRouter(pay, '/pay' as never)).message).toContain("payRouter takes its options as an object, got a string: write payRouter(pay, { prefix: \"/pay\" })");
+    expect(refusal(() => payRouter(pay, null as never)).message).toContain("got null: write payRouter(pay, { prefix: '/pay' })");
+    const unknown = refusal(() => payRouter(pay, { prefx: '/pay' } as never));
+    expect(unknown.message).toContain("payRouter has no option prefx; its options are prefix, as in payRouter(pay, { prefix: '/pay' })");
+    expect(unknown.details).toEqual({ options: ['prefx'] });
+    const slashless = refusal(() => payRouter(pay, { prefix: 'pay' }));
+    expect(slashless.message).toContain("payRouter's prefix must begin with '/', as @koa/router and koa-mount require: write { prefix: \"/pay\" }, not { prefix: \"pay\" }");
+    expect(refusal(() => payRouter(pay, { prefix: 42 as never })).message).toContain("payRouter's prefix must be a path such as '/pay', got a number");
+    // What worked before still does: no options, no prefix, '/'.
+    for (const options of [undefined, {}, { prefix: '' }, { prefix: '/' }]) expect(() => payRouter(pay, options)).not.toThrow();
+  });
+
+  it("with '/' as its prefix, serves its routes at the root", async () => {
+    const pay = createPay({ env: {} });
+    const app = await appWith((koa) => koa.use(payRouter(pay, { prefix: '/' }).routes()), '');
+    try {
       const reached = await app.send({ method: 'POST', path: '/webhooks', body: '{}' });
       expect([reached.status, JSON.parse(reached.text).error.code]).toEqual([500, 'CONFIG_MISSING']);
     } finally {

@@ -110,6 +110,28 @@ describe('Next App Router: a body read before the handler', () => {
   });
 });
 
+describe('Next App Router: a handler called without its route context', () => {
+  it('answers a JSON 500 CONFIG_INVALID saying to pass the context, instead of rejecting with a TypeError on params', async () => {
+    let resolved = 0;
+    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' }, resolveCheckout: () => (resolved++, { amount: 100, currency: 'EUR', orderId: 'o' }) });
+    const handlers = createRouteHandlers(pay);
+    // The common wrapper that forgets Next's second argument.
+    const POST = async (request: Request) => handlers.POST(request, undefined as never);
+    const GET = async (request: Request) => handlers.GET(request, {} as never);
+    for (const [method, call] of [['POST', POST], ['GET', GET]] as const) {
+      const request = new Request(`http://shop.test/api/pay/${method === 'POST' ? 'widget-token' : 'payments/pay_1'}`, { method, headers: { 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+      const response = await call(request);
+      expect(response.status).toBe(500);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      const { error } = (await response.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).toContain(`createRouteHandlers' ${method} handler was called without the route context`);
+      expect(error.message).toContain(`export async function ${method}(request, context) { return handlers.${method}(request, context); }`);
+    }
+    expect(resolved).toBe(0);
+  });
+});
+
 describe('Next Pages Router with its body parser on', () => {
   it('hands a JSON body sent as text/plain (a fetch() without headers) to resolveCheckout parsed, not as a string', async () => {
     const seen: unknown[] = [];

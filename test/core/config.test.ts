@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { inspect } from 'node:util';
-import { createPay, PayError } from '../../src/index.js';
+import { createPay, MemoryCheckpointStore, MemoryClaimStore, MemoryLedgerStore, PayError, silentLogger } from '../../src/index.js';
 import { resolveConfig } from '../../src/core/config.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 
@@ -10,6 +10,11 @@ const env = {
   PAY_MERCHANT_API_KEY: 'sk_live_topsecret_key',
   PAY_WEBHOOK_SECRET: 'whsec_one,whsec_two',
 };
+
+/** A plain object with these methods (each does nothing). */
+function methods(...names: string[]): Record<string, () => Promise<undefined>> {
+  return Object.fromEntries(names.map((name) => [name, async () => undefined]));
+}
 
 function configError(run: () => unknown): PayError {
   try {
@@ -187,6 +192,53 @@ describe('configuration', () => {
       payments: { terminalStatuses: {}, statusAuth: 'merchant', pollBudgetMs: 100, pollIntervalMs: 10, pollMaxIntervalMs: 50, extractPayment: () => undefined },
       stores: {},
     })).not.toThrow();
+  });
+
+  it('refuses hooks, a logger or stores of the wrong kind at createPay, naming each option and what it needs', () => {
+    const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+      ['authorize', { authorize: true }, /authorize must be a function \(request\) => true \| false .*got a boolean/],
+      ['resolveCheckout', { resolveCheckout: {} }, /resolveCheckout must be a function \(request\) => \(\{ amount, currency, orderId \}\).*got an object/],
+      ['now', { now: 1_700_000_000_000 }, /now must be a function answering the time in milliseconds, such as Date\.now, got a number/],
+      ['logger', { logger: {} }, /logger must be a pino-compatible logger with debug, info, warn and error functions \(it has no debug, info, warn, error functions\)/],
+      ['logger', { logger: { ...console, warn: undefined } }, /logger .*\(it has no warn function\); pass a pino logger, console, or silentLogger/],
+      ['stores.claims', { stores: { claims: { claim() {}, complete() {}, release() {} } } }, /stores\.claims must be a ClaimStore, with the methods claim, complete, release, bind: it has no bind function/],
+      ['stores.claims', { stores: { claims: { ...methods('claim', 'complete', 'release', 'bind'), renew: true } } }, /stores\.claims has renew that is not a function/],
+      ['stores.ledger', { stores: { ledger: methods('get', 'list', 'byOrder', 'forget') } }, /stores\.ledger must be a LedgerStore, .*: it has no record function/],
+      ['stores.checkpoints', { stores: { checkpoints: methods('get', 'set', 'acquireLock') } }, /stores\.checkpoints has acquireLock but no renewLock, releaseLock: give all of acquireLock, renewLock, releaseLock or none/],
+      ['stores.adminTokens', { stores: { adminTokens: 'redis://cache:6379' } }, /stores\.adminTokens must be an AdminTokenStore .*got a string/],
+      ['stores', { stores: [] }, /stores must be an object, got an array/],
+    ];
+    for (const [option, options, message] of cases) {
+      const error = configError(() => createPay({ env, ...options } as never));
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).toMatch(/^paywidget-server configuration: /);
+      expect(error.message).toMatch(message);
+      expect(error.details).toEqual({ options: [option] });
+    }
+    // Every problem at once, and never a value (it may be a secret).
+    const all = configError(() => createPay({ env, authorize: 'sk_do_not_echo', logger: null, stores: { ledger: {} } } as never));
+    expect(all.details).toEqual({ options: ['authorize', 'logger', 'stores.ledger'] });
+    expect(all.message).not.toContain('sk_do_not_echo');
+    // What the interfaces make optional stays optional; class instances (methods on the prototype) and console pass.
+    expect(() => createPay({
+      env,
+      logger: console,
+      stores: {
+        claims: new MemoryClaimStore(),
+        ledger: new MemoryLedgerStore(),
+        checkpoints: methods('get', 'set') as never,
+        adminTokens: { ...methods('get', 'set'), acquireRefreshLock: async () => undefined } as never,
+      },
+    })).not.toThrow();
+    expect(() => createPay({ env, logger: silentLogger, stores: { claims: methods('claim', 'complete', 'release', 'bind') as never, checkpoints: new MemoryCheckpointStore() } })).not.toThrow();
+  });
+
+  it('refuses createPay(null) or a non-object as CONFIG_INVALID saying how to call it, not "Cannot convert undefined or null to object"', () => {
+    for (const [value, kind] of [[null, 'null'], ['/pay', 'a string'], [[], 'an array']] as const) {
+      const error = configError(() => createPay(value as never));
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).toContain(`createPay takes an options object, got ${kind}. Call createPay({ ... }), or createPay() to read every setting from the environment.`);
+    }
   });
 
   it("http.transport 'fetch' works end to end: an order read from the commerce sandbox", async () => {

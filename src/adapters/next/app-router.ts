@@ -25,7 +25,10 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
   const catchAll = { param, factory: 'createRouteHandlers' } as const;
 
   const handler: RouteHandler = async (request, context) => {
-    const segments = (await context.params)[param];
+    // A wrapper that passes the Request alone (`return handlers.POST(req)`) leaves no way to tell the path.
+    const params: unknown = typeof context === 'object' && context !== null ? await context.params : undefined;
+    if (typeof params !== 'object' || params === null) return toFetchResponse(missingContext(request.method).toResponse());
+    const segments = (params as Record<string, string | string[] | undefined>)[param];
     const path = catchAllPath(segments);
     if (!pay.matches(request.method, path)) return toFetchResponse(notARoute(pay, request.method, segments, catchAll));
     let response: PayResponse | null;
@@ -38,6 +41,13 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
   };
 
   return { GET: handler, POST: handler, OPTIONS: handler };
+}
+
+/** The handler was called without the route context Next passes as its second argument. */
+function missingContext(method: string): PayError {
+  // Next serves HEAD with the GET handler.
+  const name = method === 'HEAD' ? 'GET' : ['GET', 'POST', 'OPTIONS'].includes(method) ? method : 'POST';
+  return new PayError('CONFIG_INVALID', `paywidget-server: createRouteHandlers' ${name} handler was called without the route context, so it cannot tell which route was asked for. Pass on both arguments Next gives: export async function ${name}(request, context) { return handlers.${name}(request, context); }, or export the handlers themselves: export const { GET, POST, OPTIONS } = createRouteHandlers(pay).`);
 }
 
 /**

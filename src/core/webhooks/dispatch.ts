@@ -1,3 +1,5 @@
+import { invalidInput } from '../errors.js';
+import { describeKind } from '../option-types.js';
 import type { Logger } from '../types.js';
 import { WebhookHandlerError } from './errors.js';
 
@@ -46,8 +48,10 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
   const any: WebhookHandler[] = [];
   const errorHandlers: WebhookErrorHandler[] = [];
 
-  const add = <H>(list: H[], handler: H) => {
-    if (typeof handler !== 'function') throw new TypeError('paywidget-server: a webhook handler must be a function.');
+  const add = <H>(list: H[], handler: H, call: keyof typeof HANDLER_USAGE) => {
+    if (typeof handler !== 'function') {
+      throw invalidInput('handler', `paywidget-server: webhooks.${call} takes a function as its handler, got ${describeKind(handler)}: pass the function itself, such as ${HANDLER_USAGE[call]}.`);
+    }
     list.push(handler);
     return () => {
       const at = list.indexOf(handler);
@@ -57,19 +61,18 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
 
   return {
     on(type, handler) {
-      const types = typeof type === 'string' ? [type] : [...type];
-      if (types.length === 0 || types.some((t) => typeof t !== 'string' || t === '')) {
-        throw new TypeError('paywidget-server: webhooks.on(type, handler) needs a non-empty event type (use onAny for every event).');
-      }
+      const types = eventTypes(type);
+      // Checked before any type takes it: a refused handler is registered under none of them.
+      if (typeof handler !== 'function') add([], handler, 'on');
       const removers = types.map((t) => {
         let list = byType.get(t);
         if (!list) byType.set(t, (list = []));
-        return add(list, handler);
+        return add(list, handler, 'on');
       });
       return () => removers.forEach((remove) => remove());
     },
-    onAny: (handler) => add(any, handler),
-    onError: (handler) => add(errorHandlers, handler),
+    onAny: (handler) => add(any, handler, 'onAny'),
+    onError: (handler) => add(errorHandlers, handler, 'onError'),
 
     async dispatch({ id, payload, timestamp }) {
       let type: string | undefined;
@@ -99,6 +102,23 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
       throw new WebhookHandlerError(event, errors);
     },
   };
+}
+
+const HANDLER_USAGE = {
+  on: "webhooks.on('payment.succeeded', async (event) => { ... })",
+  onAny: 'webhooks.onAny(async (event) => { ... })',
+  onError: 'webhooks.onError(({ error, event }) => { ... })',
+} as const;
+
+/** The types `on` was given, or INVALID_INPUT saying how to call it (a handler passed alone would fail as "type is not iterable"). */
+function eventTypes(type: unknown): string[] {
+  const usage = "webhooks.on(type, handler) takes the event type first, such as webhooks.on('payment.succeeded', handler), or several as an array; use webhooks.onAny(handler) for every event";
+  if (typeof type === 'function') throw invalidInput('type', `paywidget-server: webhooks.on was given a function where the event type goes: ${usage}.`);
+  const types = typeof type === 'string' ? [type] : Array.isArray(type) ? [...(type as unknown[])] : undefined;
+  if (types === undefined || types.length === 0 || types.some((t) => typeof t !== 'string' || t === '')) {
+    throw invalidInput('type', `paywidget-server: webhooks.on needs a non-empty event type (a string, or an array of them), got ${types === undefined ? describeKind(type) : types.length === 0 ? 'an empty array' : 'an empty or non-string type'}: ${usage}.`);
+  }
+  return types as string[];
 }
 
 async function runHandlers(handlers: WebhookHandler[], event: WebhookEvent, logger: Logger): Promise<Error[]> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WebhookHandlerError, type WebhookEvent, type WebhookFailure } from 'paywidget-server';
+import { PayError, WebhookHandlerError, type WebhookEvent, type WebhookFailure } from 'paywidget-server';
 import { createDispatcher } from '../../../src/core/webhooks/dispatch.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { delivery, payWithClock, post, T0 } from './helpers.js';
@@ -130,12 +130,31 @@ describe('handlers: on, onAny, onError, event types', () => {
     expect(failures[0]).toMatchObject({ error: boom, event: { id: 'evt_lone', type: 'payment.succeeded' } });
   });
 
-  it('refuses nonsense registrations', () => {
+  it('refuses nonsense registrations with INVALID_INPUT saying how to call it, not a TypeError', () => {
     const { pay } = payWithClock();
-    expect(() => pay.webhooks.on('', () => {})).toThrow(TypeError);
-    expect(() => pay.webhooks.on([], () => {})).toThrow(TypeError);
-    expect(() => pay.webhooks.on('x', 'handler' as unknown as () => void)).toThrow(TypeError);
-    expect(() => pay.webhooks.onAny(undefined as unknown as () => void)).toThrow(TypeError);
+    const refusal = (register: () => unknown, field: string, message: RegExp) => {
+      const error = (() => {
+        try {
+          register();
+        } catch (thrown) {
+          return thrown;
+        }
+        throw new Error('expected the registration to be refused');
+      })();
+      expect(error).toBeInstanceOf(PayError);
+      expect(error).toMatchObject({ code: 'INVALID_INPUT', status: 400, details: { field } });
+      expect((error as PayError).message).toMatch(message);
+    };
+    const handler = () => {};
+    // The handler alone: was "TypeError: type is not iterable".
+    refusal(() => pay.webhooks.on(handler as never, undefined as never), 'type', /webhooks\.on was given a function where the event type goes: .*webhooks\.on\('payment\.succeeded', handler\).*webhooks\.onAny\(handler\)/);
+    refusal(() => pay.webhooks.on('', handler), 'type', /needs a non-empty event type .*got an empty or non-string type/);
+    refusal(() => pay.webhooks.on([], handler), 'type', /got an empty array/);
+    refusal(() => pay.webhooks.on(undefined as never, handler), 'type', /got undefined/);
+    refusal(() => pay.webhooks.on('payment.succeeded', undefined as never), 'handler', /webhooks\.on takes a function as its handler, got undefined: pass the function itself, such as webhooks\.on\('payment\.succeeded', async \(event\) => \{ \.\.\. \}\)/);
+    refusal(() => pay.webhooks.on('x', 'handler' as never), 'handler', /got a string/);
+    refusal(() => pay.webhooks.onAny(undefined as never), 'handler', /webhooks\.onAny takes a function/);
+    refusal(() => pay.webhooks.onError({} as never), 'handler', /webhooks\.onError takes a function as its handler, got an object/);
   });
 
   it('an event with no handler is still acknowledged and deduplicated', async () => {
