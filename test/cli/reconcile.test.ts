@@ -52,9 +52,11 @@ describe('paywidget payments reconcile', () => {
 
     // Ctrl-C while polling: it stops at once, says what it learned, and exits 130, not 4 ("still unresolved").
     const started = performance.now();
-    const interrupted = await run(['payments', 'reconcile', pending.id, '--budget', '5000'], env(), AbortSignal.timeout(300));
+    const interrupted = await run(['payments', 'reconcile', pending.id, '--budget', '60000'], env(), AbortSignal.timeout(300));
     expect(interrupted.code).toBe(130);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    // Not a speed check: it guards that Ctrl-C ends the polling instead of the 60 s budget. 10 s is far
+    // above the 300 ms the signal takes and far below the budget.
+    expect(performance.now() - started).toBeLessThan(10_000);
     expect(interrupted.stdout).toMatch(/outcome\s+needs_reconciliation/);
 
     for (const r of [ok, failed, unresolved]) {
@@ -116,15 +118,17 @@ describe('paywidget reconcile', () => {
 describe('paywidget reconcile with REDIS_URL', () => {
   it('exits with a clear error, credentials left out, when Redis cannot be reached (a cron job must not hang)', async () => {
     const cli = fileURLToPath(new URL('../../src/cli/index.ts', import.meta.url));
-    const started = Date.now();
-    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const result = await new Promise<{ code: number | null; signal: string | null; killed: boolean; stderr: string }>((resolve) => {
       const child = execFile(process.execPath, ['--import', 'tsx', cli, 'reconcile', '--from', '2020-01-01', '--to', '2020-01-02'],
         { env: { ...process.env, ...env(), REDIS_URL: 'redis://shop:hunter2-secret@127.0.0.1:1' }, timeout: 20_000 },
-        (error, _stdout, stderr) => resolve({ code: error ? (error as { code?: number }).code ?? null : 0, stderr }));
+        (error, _stdout, stderr) => {
+          const failure = error as { code?: number; signal?: string | null; killed?: boolean } | null;
+          resolve({ code: failure ? failure.code ?? null : 0, signal: failure?.signal ?? null, killed: failure?.killed ?? false, stderr });
+        });
       child.stdin?.end();
     });
-    expect(Date.now() - started).toBeLessThan(20_000); // not killed by the time-out: it exited by itself
-    expect(result.code).toBe(1);
+    // Not killed by execFile's time-out (that would be killed: true, signal SIGTERM, code null): it exited by itself.
+    expect(result).toMatchObject({ code: 1, signal: null, killed: false });
     expect(result.stderr).toContain('Could not connect to Redis at redis://127.0.0.1:1 (REDIS_URL)');
     // Why, not only "Connection is closed": a refused port, a wrong password (WRONGPASS) and an unknown host differ.
     expect(result.stderr).toContain('ECONNREFUSED');

@@ -12,6 +12,15 @@ afterEach(async () => {
 const initUrl = (s: Sandbox) => `${s.paymentUrl}/api/v1/checkout/init`;
 const mintCall = (s: Sandbox) => call(initUrl(s), { body: ORDER, headers: merchantHeaders(s) });
 
+/** Polls until `check()` holds; fails naming `what` after a generous deadline. */
+async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 describe('sandbox: fault injection', () => {
   it('a 500 once, then normal service', async () => {
     sb = await startSandbox();
@@ -26,8 +35,8 @@ describe('sandbox: fault injection', () => {
     sb = await startSandbox();
     const id = sb.faults.inject({ route: '/api/v1/checkout/init', times: 2, status: 429, headers: { 'Retry-After': '1' } });
     expect(sb.faults.list()).toEqual([{ id, rule: expect.objectContaining({ status: 429 }), remaining: 2, hits: 0 }]);
-    const token = await mint(sb).catch(() => undefined);
-    expect(token).toBeUndefined();
+    await expect(mint(sb)).rejects.toThrow(/^mint failed: 429 /);
+    expect(sb.faults.list()).toEqual([{ id, rule: expect.objectContaining({ status: 429 }), remaining: 1, hits: 1 }]);
     const lookup = await call(`${sb.paymentUrl}/api/v1/checkout/lookup`, { body: {} });
     expect(lookup.status).toBe(401); // other routes unaffected
     const limited = await mintCall(sb);
@@ -105,10 +114,13 @@ describe('sandbox: fault injection', () => {
     const keptAlive = await fetch(`${sb.paymentUrl}/sandbox/faults`); // an idle keep-alive socket too
     expect(keptAlive.status).toBe(200);
     await keptAlive.text();
-    await new Promise((r) => setTimeout(r, 50));
+    const current = sb;
+    await until(() => current.faults.list()[0]?.hits === 1, 'the request to reach the hang rule');
     const started = Date.now();
     await sb.close();
-    expect(Date.now() - started).toBeLessThan(1000);
+    // Not a speed check: it guards that close() does not wait on the hanging request (which never ends).
+    // Closing takes a few ms; 10 s is far above that and still short of the test's time-out.
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(await ended).toMatch(/^error: /);
     sb = undefined;
   });
@@ -122,16 +134,22 @@ describe('sandbox: fault injection', () => {
 
   it('close() during injected latency does not wait for it', async () => {
     sb = await startSandbox();
-    sb.faults.inject({ latencyMs: 60_000 });
+    // times: Infinity keeps the rule listed once taken, so its hits show the request is in its latency.
+    const slow = sb.faults.inject({ latencyMs: 60_000, times: Infinity });
     const pending = fetch(initUrl(sb), { method: 'POST', headers: merchantHeaders(sb) }).then(
       (r) => r.status,
-      () => 'failed',
+      (e: unknown) => e,
     );
-    await new Promise((r) => setTimeout(r, 50));
+    const current = sb;
+    await until(() => current.faults.list().find((f) => f.id === slow)?.hits === 1, 'the request to reach the latency rule');
     const started = Date.now();
     await sb.close();
-    expect(Date.now() - started).toBeLessThan(1000);
-    expect(await pending).toBe('failed');
+    // Not a speed check: it guards that close() does not sit out the 60 s latency. Closing takes a few
+    // ms; 10 s is far above that and far below the latency.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // The request was cut off, not answered: fetch rejects with its network error.
+    expect(await pending).toBeInstanceOf(TypeError);
+    expect(await pending).toMatchObject({ message: 'fetch failed' });
     sb = undefined;
   });
 });

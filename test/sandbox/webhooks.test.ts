@@ -150,13 +150,22 @@ describe('sandbox: webhook delivery', () => {
   });
 
   it('close() cancels pending retries promptly', async () => {
-    const { sb } = await setup([500, 500, 500, 500, 500], { webhookRetry: { attempts: 5, baseDelayMs: 10_000 } });
+    const { sb, receiver } = await setup([500, 500, 500, 500, 500], { webhookRetry: { attempts: 5, baseDelayMs: 60_000 } });
     await payByCard(sb, sb.testCards.succeeds);
-    await new Promise((r) => setTimeout(r, 100));
+    // The first attempt has been answered (500), so a retry is now pending, 60 s away.
+    const deadline = Date.now() + 10_000;
+    while (sb.webhooks.delivered.length < 1) {
+      if (Date.now() > deadline) throw new Error('timed out waiting for the first webhook attempt');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(sb.webhooks.delivered).toMatchObject([{ attempt: 1, status: 500, ok: false }]);
     const started = Date.now();
     await sb.close();
     await sb.webhooks.idle();
-    expect(Date.now() - started).toBeLessThan(1000);
+    // Not a speed check: it guards that close() cancels the retry instead of waiting out its 60 s delay.
+    // Closing takes a few ms; 10 s is far above that and far below the delay.
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(sb.webhooks.delivered).toHaveLength(1);
+    expect(receiver.received).toHaveLength(1);
   });
 });

@@ -56,13 +56,15 @@ describe('orders.sync', () => {
     let alive = true;
     const dying = { get: (k: string) => checkpoints.get(k), set: async (k: string, v: string) => void (alive && (await checkpoints.set(k, v))) };
     const first: number[] = [];
-    await payFor(sb, { stores: { checkpoints: dying } }).orders.sync({ checkpoint: 'c', pageSize: 50, onOrder: (o) => {
+    const killed = new Error('killed');
+    await expect(payFor(sb, { stores: { checkpoints: dying } }).orders.sync({ checkpoint: 'c', pageSize: 50, onOrder: (o) => {
       if (o.entity_id === 170) {
         alive = false;
-        throw new Error('killed');
+        throw killed;
       }
       first.push(o.entity_id);
-    } }).catch(() => undefined);
+    } })).rejects.toBe(killed);
+    expect(first).toEqual(range(1, 169));
     const again: number[] = [];
     await payFor(sb, { stores: { checkpoints } }).orders.sync({ checkpoint: 'c', pageSize: 50, onOrder: (o) => void again.push(o.entity_id) });
     expect(again).toEqual(range(151, 300)); // 151…169 twice, fewer than one page

@@ -257,9 +257,19 @@ describe('the signing secret never leaks', () => {
         expect(text).not.toContain(secret);
         expect(text).not.toContain('SUPER_SECRET');
       }
-      await post(pay, { body: input.rawBody as string, headers: input.headers as Record<string, string> });
+      const answer = await post(pay, { body: input.rawBody as string, headers: input.headers as Record<string, string> });
+      // The route refused it too, and said so in a body we can read.
+      expect(answer.status).toBeGreaterThanOrEqual(400);
+      expect(answer.json.error?.code).toEqual(expect.any(String));
+      const bodyText = typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body).toString('utf8');
+      for (const text of [bodyText, JSON.stringify({ ...answer, body: bodyText }), inspect(answer, { depth: 10 })]) {
+        expect(text).not.toContain(secret);
+        expect(text).not.toContain('SUPER_SECRET');
+      }
     }
     expect(seen.size).toBe(inputs.length);
+    // The log check below must not pass on an empty log: the refusals were logged.
+    expect(logger.lines.length).toBeGreaterThan(0);
     for (const text of [inspect(pay, { depth: 10, showHidden: true }), JSON.stringify(pay), inspect(pay.webhooks, { depth: 10, showHidden: true }), logger.text()]) {
       expect(text).not.toContain('SUPER_SECRET');
     }
