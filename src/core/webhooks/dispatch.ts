@@ -49,9 +49,7 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
   const errorHandlers: WebhookErrorHandler[] = [];
 
   const add = <H>(list: H[], handler: H, call: keyof typeof HANDLER_USAGE) => {
-    if (typeof handler !== 'function') {
-      throw invalidInput('handler', `paywidget-server: webhooks.${call} takes a function as its handler, got ${describeKind(handler)}: pass the function itself, such as ${HANDLER_USAGE[call]}.`);
-    }
+    checkHandler(handler, call);
     list.push(handler);
     return () => {
       const at = list.indexOf(handler);
@@ -63,7 +61,7 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
     on(type, handler) {
       const types = eventTypes(type);
       // Checked before any type takes it: a refused handler is registered under none of them.
-      if (typeof handler !== 'function') add([], handler, 'on');
+      checkHandler(handler, 'on');
       const removers = types.map((t) => {
         let list = byType.get(t);
         if (!list) byType.set(t, (list = []));
@@ -109,6 +107,11 @@ const HANDLER_USAGE = {
   onAny: 'webhooks.onAny(async (event) => { ... })',
   onError: 'webhooks.onError(({ error, event }) => { ... })',
 } as const;
+
+function checkHandler(handler: unknown, call: keyof typeof HANDLER_USAGE): void {
+  if (typeof handler === 'function') return;
+  throw invalidInput('handler', `paywidget-server: webhooks.${call} takes a function as its handler, got ${describeKind(handler)}: pass the function itself, such as ${HANDLER_USAGE[call]}.`);
+}
 
 /** The types `on` was given, or INVALID_INPUT saying how to call it (a handler passed alone would fail as "type is not iterable"). */
 function eventTypes(type: unknown): string[] {
