@@ -138,18 +138,18 @@ export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: str
 }
 
 /**
- * The service's own "no such payment" is JSON. A page (HTML, text) comes from some other server: PAY_API_URL
- * points elsewhere, and a sweep must not forget payments on its word.
+ * The service's own "no such payment" is a JSON object. A page (HTML, text) comes from some other server:
+ * PAY_API_URL points elsewhere, and a sweep must not forget payments on its word.
  */
 function notFound(response: UpstreamResponse, paymentId: string): PayError {
   let answer: unknown;
   try {
     answer = parseJsonBody('payment', response);
-  } catch (error) {
-    return new PayError('UPSTREAM_INVALID_RESPONSE', `The status call for payment ${paymentId} was answered 404 with a page that is not the payment service's JSON: check PAY_API_URL (payment.apiUrl), the service's base URL such as https://pay.example.com, without /api/v1.`, { cause: error, details: { service: 'payment', paymentId, wrongAddress: true } });
+  } catch {
+    // not JSON: answered below
   }
-  if (typeof answer !== 'object' || answer === null) {
-    return new PayError('UPSTREAM_INVALID_RESPONSE', `The status call for payment ${paymentId} was answered 404 without a JSON object: check PAY_API_URL (payment.apiUrl).`, { details: { service: 'payment', paymentId, wrongAddress: true } });
+  if (typeof answer === 'object' && answer !== null) {
+    return new PayError('PAYMENT_NOT_FOUND', `The payment service does not know payment ${paymentId}. Check the id: it is the payment_id the checkout answered.`, { details: { paymentId, where: 'payment service' } });
   }
-  return new PayError('PAYMENT_NOT_FOUND', `The payment service does not know payment ${paymentId}. Check the id: it is the payment_id the checkout answered.`, { details: { paymentId, where: 'payment service' } });
+  return new PayError('UPSTREAM_INVALID_RESPONSE', `The status call for payment ${paymentId} was answered 404 with a page that is not the payment service's JSON: check PAY_API_URL (payment.apiUrl), the service's base URL such as https://pay.example.com, without /api/v1.`, { details: { service: 'payment', paymentId, wrongAddress: true } });
 }
