@@ -170,13 +170,13 @@ describe.each([
 });
 
 describe.each([
-  ['createRouteHandlers', async (pay: Pay, path: string) => {
+  ['createRouteHandlers', async (pay: Pay, path: string, params: Record<string, string[]>) => {
     const { GET } = createRouteHandlers(pay);
-    return GET(new Request(`http://shop.test/api/pay/${path}`), { params: Promise.resolve({ slug: [path] }) });
+    return GET(new Request(`http://shop.test/api/pay/${path}`), { params: Promise.resolve(params) });
   }],
-  ['createPagesHandler', async (pay: Pay, path: string) => {
+  ['createPagesHandler', async (pay: Pay, path: string, params: Record<string, string[]>) => {
     const page = { default: createPagesHandler(pay), config: { api: { bodyParser: false } } };
-    const server = createServer((req, res) => void apiResolver(req, res, { slug: [path] }, page, { previewModeId: '', previewModeEncryptionKey: '', previewModeSigningKey: '', dev: false }, false));
+    const server = createServer((req, res) => void apiResolver(req, res, params, page, { previewModeId: '', previewModeEncryptionKey: '', previewModeSigningKey: '', dev: false }, false));
     const app = await listen(server, '/api/pay');
     try {
       const { status, text } = await app.send({ method: 'GET', path: `/${path}` });
@@ -185,14 +185,22 @@ describe.each([
       await app.close();
     }
   }],
-] as const)('Next %s under a catch-all named otherwise ([...slug])', (factory, send) => {
-  it('answers 404 naming the param option, instead of a bare "no route at /"', async () => {
-    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
-    const response = await send(pay, 'payments');
+] as const)('Next %s: a 404 outside its routes', (factory, send) => {
+  const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+  const errorOf = async (response: Response) => ((await response.json()) as { error: { code: string; message: string } }).error;
+
+  it('under a catch-all named otherwise ([...slug]), names that segment and the option, instead of a bare "no route at /"', async () => {
+    const response = await send(pay, 'payments', { slug: ['payments'] });
     expect(response.status).toBe(404);
-    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    const error = await errorOf(response);
     expect(error.code).toBe('NOT_FOUND');
-    expect(error.message).toContain(`The catch-all segment 'path' holds nothing: if the route's folder is named otherwise ([...slug]), pass its name, ${factory}(pay, { param: 'slug' }).`);
+    expect(error.message).toBe(`No paywidget-server route at /. The catch-all segment is named 'slug', not 'path': pass its name, ${factory}(pay, { param: "slug" }).`);
+  });
+
+  it('for the mount path itself (an optional catch-all [[...path]] holds nothing), says only that there is no route there', async () => {
+    const response = await send(pay, '', {});
+    expect(response.status).toBe(404);
+    expect(await errorOf(response)).toEqual({ code: 'NOT_FOUND', message: 'No paywidget-server route at /.' });
   });
 });
 

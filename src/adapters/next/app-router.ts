@@ -26,18 +26,18 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
 
   const handler: RouteHandler = async (request, context) => {
     // A wrapper that passes the Request alone (`return handlers.POST(req)`) leaves no way to tell the path.
-    const params: unknown = typeof context === 'object' && context !== null ? await context.params : undefined;
-    if (typeof params !== 'object' || params === null) return toFetchResponse(missingContext(request.method).toResponse());
-    const segments = (params as Record<string, string | string[] | undefined>)[param];
-    const path = catchAllPath(segments);
-    if (!pay.matches(request.method, path)) return toFetchResponse(notARoute(pay, request.method, segments, catchAll));
+    const awaited: unknown = typeof context === 'object' && context !== null ? await context.params : undefined;
+    if (typeof awaited !== 'object' || awaited === null) return toFetchResponse(missingContext(request.method).toResponse());
+    const params = awaited as Record<string, string | string[] | undefined>;
+    const path = catchAllPath(params[param]);
+    if (!pay.matches(request.method, path)) return toFetchResponse(notARoute(pay, request.method, params, catchAll));
     let response: PayResponse | null;
     try {
       response = await pay.handle({ method: request.method, path, headers: request.headers, ...(await readBody(request, pay.maxBodyBytes)), framework: 'next-app' });
     } catch (error) {
       response = toPayError(error).toResponse();
     }
-    return toFetchResponse(response ?? notARoute(pay, request.method, segments, catchAll));
+    return toFetchResponse(response ?? notARoute(pay, request.method, params, catchAll));
   };
 
   return { GET: handler, POST: handler, OPTIONS: handler };

@@ -26,8 +26,7 @@ export function createPagesHandler(payOrOptions?: Pay | PayOptions, { param = 'p
   const pay = resolvePay(payOrOptions);
   const catchAll = { param, factory: 'createPagesHandler' } as const;
   return async function paywidgetPagesHandler(req: PagesRequest, res: ServerResponse): Promise<void> {
-    const segments = req.query[param];
     const { handleNodeRequest, sendPayResponse } = await (nodeBridge ??= import('../node/index.js'));
-    sendPayResponse(res, (await handleNodeRequest(pay, req, catchAllPath(segments), NEXT_PAGES)) ?? notARoute(pay, req.method ?? 'GET', segments, catchAll));
+    sendPayResponse(res, (await handleNodeRequest(pay, req, catchAllPath(req.query[param]), NEXT_PAGES)) ?? notARoute(pay, req.method ?? 'GET', req.query, catchAll));
   };
 }
