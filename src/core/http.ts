@@ -27,6 +27,12 @@ export interface UpstreamCall {
    * reset or another 5xx, which can come after the work was done. True by default.
    */
   idempotent?: boolean;
+  /**
+   * What the call sends that is secret (an API key, a password, a Bearer token): redacted from the body of
+   * an answer that is not 2xx, should the service or a gateway in front of it echo the request back, since
+   * that body reaches errors, logs and (a mint refusal) the browser.
+   */
+  secrets?: readonly string[];
   signal?: AbortSignal;
 }
 
@@ -53,7 +59,7 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
       if (response.status < 200 || response.status > 599) throw outOfRange(call, where, response.status);
       if (REDIRECTS.has(response.status)) throw redirected(call, where, response);
       if (response.status >= 300 && response.status < 400) throw unexpectedStatus(call, where, response.status);
-      if (!isRetryableStatus(response.status)) return response;
+      if (!isRetryableStatus(response.status)) return redactRefusal(response, call.secrets);
       failure = new PayError('UPSTREAM_ERROR', `${call.service} ${where} answered ${response.status}`);
       unsent = response.status === 429 || response.status === 503;
     } catch (error) {
@@ -67,7 +73,7 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
     const wait = retryDelay(attempt, response, policy);
     const left = deadline - Date.now();
     if (attempt >= policy.maxRetries || wait === undefined || wait >= left || (call.idempotent === false && !unsent)) {
-      if (response) return response; // the caller sees the upstream's last answer, unchanged
+      if (response) return redactRefusal(response, call.secrets); // the caller sees the upstream's last answer, unchanged
       if (left <= 0 && failure.code !== 'UPSTREAM_TIMEOUT') {
         throw new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not succeed within ${policy.totalTimeoutMs} ms.`, { cause: failure });
       }
@@ -76,6 +82,13 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
     logger?.warn({ service: call.service, route: where, attempt: attempt + 1, status: response?.status, code: failure.code, retryInMs: wait }, 'upstream call failed; retrying');
     await sleep(wait, call.signal);
   }
+}
+
+/** The answer, with the call's secrets redacted from its body unless it is a 2xx. */
+function redactRefusal(response: UpstreamResponse, secrets: readonly string[] | undefined): UpstreamResponse {
+  if (response.ok || secrets === undefined) return response;
+  const body = redactBytes(response.body, secrets);
+  return body === response.body ? response : { ...response, body };
 }
 
 /** One attempt; its time-out covers the body too, so a body that trickles or hangs times out. */
@@ -221,15 +234,15 @@ export const refusedCredentials = (status: number): boolean => status === 401 ||
 export const MERCHANT_CREDENTIALS_HINT = 'Check the merchant credentials: PAY_MERCHANT_ID and PAY_MERCHANT_API_KEY (payment.merchantId and payment.apiKey).';
 
 /**
- * Throws the upstream's refusal as an UpstreamError that keeps its status, content-type, Retry-After and bytes,
- * but for the credentials the call sent (`sent`), should the service echo them back: those are redacted.
- * `credentialsHint` says what to check on a 401 or 403, in the message only (the body stays the upstream's).
+ * Throws the upstream's refusal as an UpstreamError that keeps its status, content-type, Retry-After and bytes
+ * (callUpstream has redacted the call's secrets from them). `credentialsHint` says what to check on a 401
+ * or 403, in the message only (the body stays the upstream's).
  */
-export function assertOk(service: string, response: UpstreamResponse, credentialsHint?: string, sent: readonly string[] = []): void {
+export function assertOk(service: string, response: UpstreamResponse, credentialsHint?: string): void {
   if (response.ok) return;
   const { status } = response;
   const message = credentialsHint !== undefined && refusedCredentials(status) ? `The ${service} service answered HTTP ${status}. ${credentialsHint}` : undefined;
-  throw new UpstreamError(service, status, response.headers.get('content-type') ?? undefined, redactBytes(response.body, sent), message, response.headers.get('retry-after') ?? undefined);
+  throw new UpstreamError(service, status, response.headers.get('content-type') ?? undefined, response.body, message, response.headers.get('retry-after') ?? undefined);
 }
 
 /**

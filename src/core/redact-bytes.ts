@@ -2,17 +2,26 @@ const encoder = new TextEncoder();
 const REDACTED = encoder.encode('[redacted]');
 
 /**
- * The bytes with every occurrence of each secret (as UTF-8) replaced by `[redacted]`; the same array
- * when none occurs. An upstream that echoes the request back in a refusal (a gateway's debug page)
- * must not hand the API key to the browser the refusal is passed on to. Plain Uint8Array: the core
- * also runs where Buffer does not.
+ * The bytes with every occurrence of each secret replaced by `[redacted]`; the same array when none
+ * occurs. An upstream that echoes the request back in a refusal (a gateway's debug page) must not hand
+ * the API key to the browser the refusal is passed on to. Each secret is looked for as it was sent and
+ * as an echo writes it: JSON-escaped (PHP's json_encode also writes '/' as '\/') and percent-encoded.
+ * Plain Uint8Array: the core also runs where Buffer does not.
  */
 export function redactBytes(bytes: Uint8Array, secrets: readonly string[]): Uint8Array {
   let out = bytes;
   for (const secret of secrets) {
-    if (secret !== '') out = replaceAll(out, encoder.encode(secret));
+    if (secret === '') continue;
+    for (const form of echoedForms(secret)) out = replaceAll(out, encoder.encode(form));
   }
   return out;
+}
+
+/** The secret as an echo may write it, longest first so a shorter form never cuts into a longer one. */
+function echoedForms(secret: string): string[] {
+  const json = JSON.stringify(secret).slice(1, -1);
+  const forms = new Set([json.replaceAll('/', '\\/'), json, secret, encodeURIComponent(secret)]);
+  return [...forms].sort((a, b) => b.length - a.length);
 }
 
 function replaceAll(bytes: Uint8Array, needle: Uint8Array): Uint8Array {

@@ -52,6 +52,7 @@ export class CommerceClient {
       method: config.readMethod,
       url: `${config.url}${this.path(endpoint)}${search}`,
       headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${token}` },
+      secrets: [token],
       signal,
     }, http, logger);
   }

@@ -230,6 +230,7 @@ export class AdminTokens {
       url: `${config.url}${path}`,
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ username: config.username, password: config.password.reveal() }),
+      secrets: [config.password.reveal()],
       signal,
       // Never retried: a refused login counts towards Magento's lockout.
       policy: { maxRetries: 0 },

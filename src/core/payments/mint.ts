@@ -38,12 +38,13 @@ export async function mintWidgetToken(ctx: MintContext, input: MintInput): Promi
       'x-merchant-api-key': ctx.payment.apiKey.reveal(),
     },
     body: JSON.stringify({ amount, currency, order_id: orderId }),
+    secrets: [ctx.payment.apiKey.reveal()],
     // A retry after the service may have minted would mint a second token for one click.
     idempotent: false,
   }, ctx.http, ctx.logger);
 
   if (!response.ok) ctx.logger.warn({ orderId, status: response.status }, mintRefusal(response.status));
-  assertOk('payment', response, MERCHANT_CREDENTIALS_HINT, [ctx.payment.apiKey.reveal()]);
+  assertOk('payment', response, MERCHANT_CREDENTIALS_HINT);
   const body = parseJsonBody('payment', response) as { widget_token?: unknown; expires_at?: unknown } | null;
   if (typeof body?.widget_token !== 'string' || body.widget_token === '') {
     throw new PayError('UPSTREAM_INVALID_RESPONSE', 'The payment service answered the mint call without a widget_token.');

@@ -1,7 +1,9 @@
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from 'paywidget-server/sandbox';
+import { createPay, PayError } from 'paywidget-server';
 import { captureLogger } from '../../helpers/capture-logger.js';
+import { startLocalServer } from '../../helpers/local-server.js';
 import { collect, commerceSandbox, payFor } from './helpers.js';
 
 let sb: Sandbox;
@@ -50,5 +52,43 @@ describe('commerce secrets', () => {
       for (const text of texts) expect(text).not.toContain(secret);
     }
     expect(logger.lines.length).toBeGreaterThan(3);
+  });
+});
+
+describe('commerce secrets echoed back in a refusal (a gateway or WAF that quotes the request)', () => {
+  const PASSWORD = 'hunter2/S3cret!';
+  const TOKEN = 'tok0123456789abcdefSECRET';
+
+  it('redacts the admin password from a refused login and the Bearer token from a refused read, in every rendering and the log', async () => {
+    let refuseLogin = true;
+    const gateway = await startLocalServer((req, res) => {
+      let raw = '';
+      req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+      req.on('end', () => {
+        const json = { 'content-type': 'application/json' };
+        if (req.url!.endsWith('/V1/integration/admin/token')) {
+          if (!refuseLogin) return res.writeHead(200, json).end(JSON.stringify(TOKEN));
+          return res.writeHead(400, json).end(JSON.stringify({ message: 'Invalid request body: %1', parameters: [raw] }).replaceAll('/', '\\/'));
+        }
+        res.writeHead(400, json).end(JSON.stringify({ message: 'Rejected header: %1', parameters: [String(req.headers.authorization)] }));
+      });
+    });
+    try {
+      const logger = captureLogger();
+      const pay = createPay({ env: {}, commerce: { url: gateway.base, username: 'admin', password: PASSWORD }, logger });
+      const login = await pay.orders.get(1).then(() => undefined, (e: unknown) => e);
+      expect(login).toBeInstanceOf(PayError);
+      expect((login as Error).message).toContain('refused the admin token request with HTTP 400: Invalid request body: {"username":"admin","password":"[redacted]"}');
+      refuseLogin = false;
+      const read = await pay.orders.get(1).then(() => undefined, (e: unknown) => e);
+      expect((read as Error).message).toContain('refused the read of order 1 with HTTP 400: Rejected header: Bearer [redacted]');
+
+      const texts = [...renderings(login), ...renderings(read), logger.text()];
+      for (const secret of [PASSWORD, PASSWORD.replaceAll('/', '\\/'), TOKEN]) {
+        for (const text of texts) expect(text).not.toContain(secret);
+      }
+    } finally {
+      await gateway.close();
+    }
   });
 });

@@ -298,6 +298,22 @@ describe('POST /widget-token', () => {
     }
   });
 
+  it('redacts a key echoed as PHP writes JSON (\\/ for /) or percent-encoded, not only byte for byte', async () => {
+    const apiKey = 'sk_live_AbC/dEf+GhI/jKl=';
+    const echo = await startLocalServer((req, res) => {
+      const headers = JSON.stringify({ error: 'bad', got: req.headers }).replaceAll('/', '\\/');
+      res.writeHead(400, { 'content-type': 'application/json' }).end(`${headers.slice(0, -1)},"query":"key=${encodeURIComponent(apiKey)}"}`);
+    });
+    try {
+      const response = await mintRoute(payFor({ ...checkout, payment: { apiUrl: echo.base, merchantId: 'merchant_echo', apiKey, webhookSecret: 'w' } }));
+      expect(response.status).toBe(400);
+      for (const form of [apiKey, apiKey.replaceAll('/', '\\/'), encodeURIComponent(apiKey)]) expect(response.text).not.toContain(form);
+      expect(JSON.parse(response.text)).toMatchObject({ error: 'bad', got: { 'x-merchant-api-key': '[redacted]', 'x-merchant-id': 'merchant_echo' }, query: 'key=[redacted]' });
+    } finally {
+      await echo.close();
+    }
+  });
+
   it('passes an amount the service refuses through unchanged', async () => {
     const pay = payFor({ resolveCheckout: () => ({ amount: 2500, currency: 'XAF', orderId: 'o' }) });
     sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 422, headers: { 'content-type': 'application/problem+json' }, body: '{"type":"amount_too_large","detail":"limit 1000"}' });
