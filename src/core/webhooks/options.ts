@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PayError } from '../errors.js';
+import { MAX_TIMER_MS } from '../max-timer.js';
 
 /** `createPay({ webhooks })`: how deliveries to `POST /webhooks` are verified and deduplicated. */
 export interface WebhookOptions {
@@ -41,7 +42,8 @@ const schema = z.object({
   ).default(300),
   maxBodyBytes: positiveInt('bytes').default(1024 * 1024),
   retentionMs: positiveInt('milliseconds').default(3 * DAY_MS),
-  leaseMs: positiveInt('milliseconds').default(60_000),
+  // A running delivery renews its lease on a timer every lease/3, which Node fires after 1 ms past its longest delay.
+  leaseMs: z.custom<number>((v) => Number.isSafeInteger(v) && (v as number) > 0 && (v as number) <= MAX_TIMER_MS, `must be a positive whole number of milliseconds up to ${MAX_TIMER_MS} (about 24.8 days, the longest timer Node runs)`).default(60_000),
   eventType: z.custom<(payload: unknown) => string | undefined>((v) => typeof v === 'function', 'must be a function (payload) => string | undefined').optional(),
 });
 
