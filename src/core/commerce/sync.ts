@@ -151,7 +151,11 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
   let lastEntityId = cursor;
   let position = cursor;
   let savedId = cursor;
-  /** Orders created after this are too young to move the position past (see settleMs); none is with settleMs 0. */
+  /**
+   * Orders created in this second or later may be too young to move the position past (see settleMs); none
+   * is with settleMs 0. The platform keeps whole seconds: one stamped with the cutoff's second may have been
+   * created after the cutoff within it, so it counts as young.
+   */
   const settledBefore = settleMs > 0 ? asCreatedAt(deps.now() - settleMs) : undefined;
   /** Set at the first young order: ids ascend with creation, so the position stays before it for the run. */
   let heldBack = false;
@@ -198,7 +202,7 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
         if (typeof (handled as PromiseLike<void> | undefined)?.then === 'function') await handled;
         lastEntityId = order.entity_id;
         delivered += 1;
-        if (!heldBack && settledBefore !== undefined && order.created_at > settledBefore) heldBack = true;
+        if (!heldBack && settledBefore !== undefined && order.created_at >= settledBefore) heldBack = true;
         if (!heldBack) position = order.entity_id;
       }
       await save(false);

@@ -144,6 +144,16 @@ describe('orders.sync', () => {
     await expect(pay.orders.sync({ checkpoint: 'x', onOrder: () => {}, settleMs: -1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 
+  it('counts an order stamped with the cutoff\'s own second as young: the platform keeps whole seconds, so it may be under settleMs old', async () => {
+    sb = await commerceSandbox({ orders: 2 });
+    // Created at 12:00:00.950, which the platform keeps as 12:00:00; the run comes 59.95 s later.
+    const young = sb.commerce.addOrder({ created_at: '2030-01-01 12:00:00' }).entity_id;
+    const sync = (at: number) => payFor(sb!, { now: () => at }).orders.sync({ checkpoint: 'second', settleMs: 60_000, onOrder: () => {} });
+    expect(await sync(Date.UTC(2030, 0, 1, 12, 1, 0, 900))).toMatchObject({ lastEntityId: young, position: young - 1 });
+    // A second later it is surely settled.
+    expect(await sync(Date.UTC(2030, 0, 1, 12, 1, 1, 0))).toMatchObject({ position: young });
+  });
+
   it('syncs by status and creation date, each checkpoint bound to its filter', async () => {
     sb = await commerceSandbox({ orders: 400 });
     const pay = payFor(sb);
