@@ -77,6 +77,7 @@ describe('paywidget CLI', () => {
     [['orders', 'sync', '--from', '2025-02-30'], 2, 'stderr', /--from '2025-02-30' is not a real date[\s\S]*paywidget orders sync --help/],
     [['orders', 'sync', '--to', '2025-02-29T10:00:00Z'], 2, 'stderr', /--to '2025-02-29T10:00:00Z' is not a date/], // Date would roll it to March 1
     [['orders', 'sync', '--from', '2025-13-01 00:00:00'], 2, 'stderr', /--from '2025-13-01 00:00:00' is not a real date/],
+    [['orders', 'sync', '--from', '0050-01-01'], 2, 'stderr', /--from '0050-01-01' is not a real date and time \(within the years 1000 to 9999\)/],
     [['orders', 'sync', '--from', '2025-03-02', '--to', '2025-03-01'], 2, 'stderr', /--from \(2025-03-02 00:00:00 UTC\) is after --to \(2025-03-01 23:59:59 UTC\)/],
     [['orders', 'sync', '--status', 'pending,complete'], 2, 'stderr', /--status must be one status code[\s\S]*repeat --status/],
     [['orders', 'sync', '--checkpoint', ''], 2, 'stderr', /--checkpoint needs a file name[\s\S]*paywidget orders sync --help/],

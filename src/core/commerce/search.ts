@@ -64,6 +64,8 @@ export function formatCommerceDate(value: string | Date, field = 'date'): string
   const match = typeof value === 'string' ? TIMESTAMP.exec(value) : null;
   if (!match) throw invalidInput(field, `${field} must be a Date or a string 'YYYY-MM-DD HH:MM:SS' in UTC (got ${JSON.stringify(value)}).`);
   const [y, mo, d, h, mi, s] = match.slice(1).map(Number) as [number, number, number, number, number, number];
+  // As for a Date; Date.UTC would also read the years 0 to 99 as 1900 to 1999.
+  if (y < 1000) throw invalidInput(field, `${field} must be within the years 1000 to 9999 (got ${JSON.stringify(value)}).`);
   const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
   if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) {
     throw invalidInput(field, `${field} '${value}' is not a real date and time.`);

@@ -144,6 +144,9 @@ describe('orders.search', () => {
   it.each([
     [{ createdFrom: '2025-01-01' }, 'createdFrom'],
     [{ createdFrom: '2025-02-30 00:00:00' }, 'createdFrom'],
+    // The years a Date is held to as well (Date.UTC would read 0050 as 1950).
+    [{ createdFrom: '0999-12-31 00:00:00' }, 'createdFrom'],
+    [{ createdTo: new Date(Date.UTC(999, 11, 31)) }, 'createdTo'],
     [{ createdTo: new Date('nope') }, 'createdTo'],
     [{ createdFrom: '2025-02-02 00:00:00', createdTo: '2025-02-01 00:00:00' }, 'createdFrom'],
     [{ status: '' }, 'status'],
