@@ -9,6 +9,8 @@ export interface Order {
   total: string;
   currency: string;
   status: 'awaiting_payment' | 'paid';
+  /** The payment that paid it. */
+  paymentId?: string;
 }
 
 export const orders = new Map<string, Order>([
@@ -39,18 +41,32 @@ export function authorizeRequest(request: HookRequest): boolean {
 interface PaymentEventData {
   order_id: string;
   payment_id: string;
+  amount: number;
+  currency: string;
 }
 
 /**
- * The merchant's webhook handlers: mark the order paid when its payment succeeds. A handler that
+ * The merchant's webhook handlers: mark the order paid when its payment succeeds, and fulfil it once.
+ * A payment that does not match an order awaiting it is acknowledged but not fulfilled: someone must
+ * look at it (throwing would only make the payment service send it again, forever). A handler that
  * throws answers the delivery 500, so the payment service retries it.
  */
 export function handleWebhooks(pay: Pay): void {
   pay.webhooks.on('payment.succeeded', ({ id, payload }) => {
-    const { order_id: orderId, payment_id: paymentId } = (payload as { data: PaymentEventData }).data;
+    const { order_id: orderId, payment_id: paymentId, amount, currency } = (payload as { data: PaymentEventData }).data;
+    const paid = `webhook ${id}: payment ${paymentId} of ${amount} ${currency} (minor units) succeeded`;
     const order = orders.get(orderId);
-    if (order) order.status = 'paid';
-    console.log(`webhook ${id}: payment ${paymentId} succeeded, fulfil order ${orderId}`);
+    if (!order) return console.warn(`${paid} for order ${orderId}, which these records do not have: not fulfilled, look into it.`);
+    const owed = toMinorUnits(order.total, order.currency);
+    // The order's total may have changed after its token was minted: fulfil only what was paid in full.
+    if (amount !== owed || currency !== order.currency) {
+      return console.warn(`${paid} for order ${orderId}, which owes ${owed} ${order.currency}: not fulfilled, look into it.`);
+    }
+    if (order.paymentId === paymentId) return console.log(`${paid}: order ${orderId} was fulfilled for it already.`);
+    if (order.status === 'paid') return console.warn(`${paid} for order ${orderId}, which another payment paid already: a second payment to refund.`);
+    order.status = 'paid';
+    order.paymentId = paymentId;
+    console.log(`${paid}: fulfil order ${orderId}.`);
   });
   pay.webhooks.onError(({ error, event }) => console.error(`webhook ${event.id} failed, the sender will retry:`, error.message));
 }

@@ -210,7 +210,7 @@ describe('examples/next built with next build and served by next start', () => {
   });
 
   it('verifies, deduplicates and refuses webhooks', async () => {
-    const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_n1', order_id: '1003' } }, secret: served.sandbox.webhookSecret });
+    const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_n1', order_id: '1003', amount: 12345, currency: 'KWD' } }, secret: served.sandbox.webhookSecret });
     const send = (body: string | Uint8Array) => fetch(`${served.base}/webhooks`, { method: 'POST', headers: signed.headers, body: body as BodyInit });
     expect(await (await send(signed.body)).json()).toEqual({ received: true });
     expect(await (await send(signed.body)).json()).toEqual({ received: true, duplicate: true });

@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { signWebhook } from 'paywidget-server/testing';
 import { freePort } from '../helpers/free-port.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -34,6 +35,16 @@ describe.each(['express', 'koa'])('examples/%s with the sandbox', (name) => {
         body: JSON.stringify({ widget_token, card: { number: '4242424242424242', exp_month: 12, exp_year: 2040, cvc: '123' } }),
       });
       await waitFor(() => output.includes('fulfil order 1003'), 'the webhook to be handled');
+
+      // A payment of less than the order owes is acknowledged (so it is not sent again) but not fulfilled.
+      const secret = /PAY_WEBHOOK_SECRET=(\S+)/.exec(output)![1]!;
+      const short = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_short', order_id: '1001', amount: 1, currency: 'EUR' } }, secret });
+      const delivered = await fetch(`http://127.0.0.1:${port}/pay/webhooks`, { method: 'POST', headers: short.headers, body: short.body as string });
+      expect(delivered.status).toBe(200);
+      await waitFor(() => output.includes('for order 1001, which owes 1999 EUR: not fulfilled'), 'the short payment to be flagged');
+      expect(output).not.toContain('fulfil order 1001');
+      const stillOwed = await fetch(`http://127.0.0.1:${port}/pay/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1001"}' });
+      expect(stillOwed.status).toBe(200);
       const unknown = await fetch(`http://127.0.0.1:${port}/pay/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"404"}' });
       expect(unknown.status).toBe(404);
     } finally {
