@@ -5,6 +5,8 @@
  * real deployment uses, and has the sandbox send its signed webhooks to the example.
  */
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { constants } from 'node:os';
 import { startSandbox } from 'paywidget-server/sandbox';
 
 const examples: Record<string, { port: number; webhookPath: string }> = {
@@ -37,9 +39,12 @@ console.log(`Sandbox widget host on ${sandbox.widgetUrl} (integrity ${sandbox.wi
 console.log(`Sandbox signing secret: PAY_WEBHOOK_SECRET=${sandbox.webhookSecret}`);
 
 if (name === 'next') {
-  // Next imports the built package: run `npm run build` first.
-  const next = spawn('npx', ['next', 'dev', 'examples/next', '-p', String(port), '-H', '127.0.0.1'], { stdio: 'inherit' });
-  next.on('exit', (code) => void sandbox.close().then(() => process.exit(code ?? 0)));
+  // Next imports the built package: run `npm run build` first. Its own binary, not npx, so a signal reaches it.
+  const nextBin = createRequire(import.meta.url).resolve('next/dist/bin/next');
+  const next = spawn(process.execPath, [nextBin, 'dev', 'examples/next', '-p', String(port), '-H', '127.0.0.1'], { stdio: 'inherit' });
+  // Stopped by a process manager (SIGTERM to this process alone), next dev would go on holding the port.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => next.kill(signal));
+  next.on('exit', (code, signal) => void sandbox.close().then(() => process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0))));
 } else {
   await import(`./${name}/server.ts`);
 }

@@ -10,9 +10,21 @@ import { authorizeRequest, checkoutFor, handleWebhooks } from '../shared/orders.
 import { createApp } from './app.js';
 
 const redisUrl = process.env.REDIS_URL;
+// Commands fail fast while Redis is down (webhooks get 503 and are sent again); ioredis reconnects by itself.
+const redis = redisUrl ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0 }) : undefined;
+// Without a listener, ioredis prints every failed reconnection as an unhandled error event: say it once instead.
+let redisDown = false;
+redis?.on('error', (error: Error) => {
+  if (!redisDown) console.error(`Redis unreachable (${error.message}): webhooks are answered 503, and sent again, until it is back.`);
+  redisDown = true;
+});
+redis?.on('ready', () => {
+  if (redisDown) console.log('Redis is back.');
+  redisDown = false;
+});
 const pay = createPay({
-  // Webhook claims, payment ledger, admin token: in Redis when set (commands fail fast while it is down, so webhooks get 503).
-  stores: redisUrl ? redisStores(new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0 })) : undefined,
+  // Webhook claims, payment ledger, admin token: in Redis when REDIS_URL is set.
+  stores: redis ? redisStores(redis) : undefined,
   // The browser sends { orderId }; what it owes comes from the merchant's own records.
   resolveCheckout: ({ body }) => checkoutFor(body),
   // The /payments routes stay closed until you wire your own check into authorizeRequest.
@@ -22,7 +34,7 @@ const pay = createPay({
 handleWebhooks(pay);
 
 const port = Number(process.env.PORT ?? 3001);
-createApp(pay).listen(port, '127.0.0.1', (error?: Error) => {
+const server = createApp(pay).listen(port, '127.0.0.1', (error?: Error) => {
   // Express 5 hands a failed listen (the port in use) to this callback instead of throwing it.
   if (error) {
     console.error(`Cannot listen on 127.0.0.1:${port} (${error.message}); choose another port with PORT=…`);
@@ -30,4 +42,12 @@ createApp(pay).listen(port, '127.0.0.1', (error?: Error) => {
   }
   console.log(`Merchant backend on http://127.0.0.1:${port}: POST /pay/widget-token, POST /pay/webhooks`);
   console.log(`Checkout page: http://127.0.0.1:${port}/checkout?orderId=1001`);
+});
+
+// Stopped by a process manager: finish the requests in flight, then hand the Redis client back (it is yours to close).
+process.once('SIGTERM', () => {
+  server.close(async () => {
+    await redis?.quit().catch(() => {});
+    process.exit(0);
+  });
 });

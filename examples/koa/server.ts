@@ -20,6 +20,7 @@ handleWebhooks(pay);
 const app = new Koa();
 // The library's routes come first, so webhooks reach it with their raw bytes.
 app.use(payRouter(pay, { prefix: '/pay' }).routes());
+// Your own JSON routes come after it (ctx.request.body).
 app.use(bodyParser());
 app.use((ctx) => {
   if (ctx.path === '/health') ctx.body = { ok: true };
