@@ -44,7 +44,7 @@ describe('examples/express with REDIS_URL', () => {
   it('two processes of the example run one event once', async () => {
     const [a, b] = await Promise.all([startExample(), startExample()]);
     const eventId = `evt_${randomUUID()}`;
-    const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_ex', order_id: '1001' } }, secret: sandbox.webhookSecret, eventId });
+    const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_ex', order_id: '1001', amount: 1999, currency: 'EUR' } }, secret: sandbox.webhookSecret, eventId });
     const send = async (port: number) => {
       for (;;) {
         // The first commands may come before the example's Redis connection is ready: 503, retried.
@@ -56,7 +56,7 @@ describe('examples/express with REDIS_URL', () => {
     const answers = await Promise.all([send(a!.port), send(b!.port)]);
     expect(answers).toContainEqual({ received: true });
     expect(answers).toContainEqual({ received: true, duplicate: true });
-    const handled = (a!.output() + b!.output()).split(`webhook ${eventId}: payment pay_ex succeeded`).length - 1;
+    const handled = (a!.output() + b!.output()).split(`webhook ${eventId}: payment pay_ex of 1999 EUR (minor units) succeeded: fulfil order 1001.`).length - 1;
     expect(handled).toBe(1);
   }, 30_000);
 });
