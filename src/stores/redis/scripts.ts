@@ -6,6 +6,15 @@ import { Script } from './client.js';
  */
 
 /**
+ * A write Redis never refuses for memory, made before a SET that must land once the work ran (a done
+ * mark, a lease renewal): past maxmemory (the `noeviction` the README asks for), Redis refuses a script's
+ * first write that may grow memory, but lets a script that has written go on, since it cannot stop one
+ * half-way. Without it, a full Redis would keep an event's lease instead of its done mark after its
+ * handlers ran, and run them again for a duplicate once memory is freed. The SET replaces the expiry.
+ */
+const WRITE_FIRST = `redis.call('PEXPIRE', KEYS[1], ARGV[3])`;
+
+/**
  * Claim: `SET key token NX PX lease`. 1 claimed; 2 the key is done; 0 someone holds it.
  * The key holding our own token is ours too: a client that resends a command after a dropped
  * connection (ioredis does by default) would otherwise find the claim its first send took, and wait
@@ -39,6 +48,7 @@ return 0
 export const COMPLETE = new Script(`
 local held = redis.call('GET', KEYS[1])
 if held == ARGV[2] then return 0 end
+${WRITE_FIRST}
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 if held and held ~= ARGV[1] then return 2 end
 return 1
@@ -53,6 +63,7 @@ return 1
 export const REPLACE_OWN = new Script(`
 local held = redis.call('GET', KEYS[1])
 if held and held ~= ARGV[1] then return 0 end
+${WRITE_FIRST}
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
 `);
