@@ -15,3 +15,19 @@ export const consoleLogger: Logger = {
   warn: (fields, message) => console.warn(`paywidget-server: ${message ?? ''}`, fields),
   error: (fields, message) => console.error(`paywidget-server: ${message ?? ''}`, fields),
 };
+
+/**
+ * The logger with each call guarded. A logger that throws (a broken transport) must not fail a request
+ * whose work is done: a token minted, a webhook's handler run and its event marked done (a 500 then
+ * would have the sender retry a delivery that is only ever a duplicate). Nothing else can be told.
+ */
+export function guardedLogger(logger: Logger): Logger {
+  const guard = (level: keyof Logger): Logger[keyof Logger] => (fields, message) => {
+    try {
+      logger[level](fields, message);
+    } catch {
+      // the log itself is what failed
+    }
+  };
+  return { debug: guard('debug'), info: guard('info'), warn: guard('warn'), error: guard('error') };
+}

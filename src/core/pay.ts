@@ -10,7 +10,7 @@ import type { WidgetToken } from './payments/widget-token.js';
 import { createRouter, type Router } from './router.js';
 import { paymentRoute, reconcileRoute } from './routes/payments.js';
 import { widgetTokenRoute, type Authorize, type ResolveCheckout } from './routes/widget-token.js';
-import { consoleLogger } from './logger.js';
+import { consoleLogger, guardedLogger } from './logger.js';
 import type { Logger } from './types.js';
 import { MemoryClaimStore, MemoryLedgerStore, type StoreOptions } from './stores/index.js';
 import { createWebhooks, type WebhookOptions, type Webhooks } from './webhooks/index.js';
@@ -78,7 +78,7 @@ export function createPay(options: PayOptions = {}): Pay {
   checkOptionTypes(options);
   const config = resolveConfig(options);
   const maxBodyBytes = bodyLimit(options.maxBodyBytes);
-  const logger = options.logger ?? consoleLogger;
+  const logger = guardedLogger(options.logger ?? consoleLogger);
   const now = options.now ?? Date.now;
 
   const mint = async (input: MintInput) => mintWidgetToken({ payment: requirePayment(config), http: config.http, logger, now }, input);

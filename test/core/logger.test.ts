@@ -2,6 +2,9 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { createPay, type Logger } from 'paywidget-server';
+import { startSandbox } from 'paywidget-server/sandbox';
+import { signWebhook } from 'paywidget-server/testing';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -28,5 +31,39 @@ describe('the default logger', () => {
     const { stdout, stderr } = await stderrOf(', logger: silentLogger');
     expect(stdout.trim()).toBe('400');
     expect(stderr).toBe('');
+  });
+});
+
+describe('a logger that throws (a broken transport)', () => {
+  it('fails no request: the token is minted, the webhook is processed once and its duplicate answered, a forgery refused', async () => {
+    const sandbox = await startSandbox();
+    try {
+      let calls = 0;
+      const broken = () => {
+        calls++;
+        throw new Error('log transport closed');
+      };
+      const logger: Logger = { debug: broken, info: broken, warn: broken, error: broken };
+      const pay = createPay({
+        env: {}, logger,
+        payment: { apiUrl: sandbox.paymentUrl, merchantId: sandbox.merchantId, apiKey: sandbox.apiKey, webhookSecret: sandbox.webhookSecret },
+        resolveCheckout: () => ({ amount: 1999, currency: 'EUR', orderId: 'o_log' }),
+      });
+      let runs = 0;
+      pay.webhooks.onAny(() => void runs++);
+
+      const minted = await pay.handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody: '{}' });
+      expect(minted?.status).toBe(200);
+      const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_log', status: 'succeeded' } }, secret: sandbox.webhookSecret });
+      const send = (body: string) => pay.handle({ method: 'POST', path: '/webhooks', headers: signed.headers, rawBody: body });
+      expect((await send(signed.body as string))?.status).toBe(200);
+      expect((await send(signed.body as string))?.body).toBe('{"received":true,"duplicate":true}');
+      expect((await send(String(signed.body).replace('pay_log', 'pay_lug')))?.status).toBe(400);
+      expect(runs).toBe(1);
+      expect((await pay.payments.get('pay_log'))?.status).toBe('succeeded');
+      expect(calls).toBeGreaterThan(3); // the library did log: each call threw
+    } finally {
+      await sandbox.close();
+    }
   });
 });
