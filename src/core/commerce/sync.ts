@@ -216,7 +216,8 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
       // Keep what was delivered before the failure, so the next run does not repeat it.
       const lostToAnotherRun = error instanceof PayError && error.code === 'SYNC_IN_PROGRESS';
       if (position !== savedId && !lostToAnotherRun) await save(false).catch((e: unknown) => logger.error({ err: e, checkpoint }, 'could not save the order sync position'));
-      logger.warn({ service: 'commerce', checkpoint, delivered, lastEntityId }, 'order sync stopped by an error; its position is saved');
+      // What the next run resumes after: the position saved last, whether or not the save above could add to it.
+      logger.warn({ service: 'commerce', err: error, checkpoint, delivered, lastEntityId, resumesAfter: savedId }, 'order sync stopped by an error');
       throw error;
     }
   }

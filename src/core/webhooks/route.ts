@@ -2,7 +2,7 @@ import { PayError, toPayError } from '../errors.js';
 import { jsonTextResponse } from '../json-response.js';
 import { getHeader } from '../headers.js';
 import type { Route } from '../router.js';
-import type { Logger, PayResponse } from '../types.js';
+import type { Logger, PayRequest, PayResponse } from '../types.js';
 import { processOnce, type DedupeDeps } from './dedupe.js';
 import type { Dispatcher } from './dispatch.js';
 import { bodyNotRaw, WebhookHandlerError, WebhookVerificationError } from './errors.js';
@@ -41,7 +41,8 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
         }
         verified = await deps.verify({ rawBody: request.rawBody, headers: request.headers });
       } catch (error) {
-        if (error instanceof WebhookVerificationError) logger.warn({ code: error.code }, 'webhook refused');
+        // The fix is in the message (the body parser to move, the secret to check): the operator needs it, not only the sender.
+        if (error instanceof WebhookVerificationError) logger.warn({ code: error.code, reason: error.message, eventId: claimedEventId(request.headers) }, 'webhook refused');
         throw error;
       }
       const { eventId, timestamp, payload } = verified;
@@ -51,7 +52,7 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
       try {
         outcome = await processOnce(deps.dedupe, eventId, signature, () => deps.dispatcher.dispatch({ id: eventId, payload, timestamp }));
       } catch (error) {
-        return failure(error, eventId, logger);
+        return failure(error, verified, logger);
       }
       if (outcome === 'in_progress') {
         const response = new PayError('DUPLICATE_IN_PROGRESS', `Event ${eventId} is being processed by another delivery attempt; retry later.`, { details: { eventId } }).toResponse();
@@ -64,9 +65,18 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
   };
 }
 
-function failure(error: unknown, eventId: string, logger: Logger): PayResponse {
+/** The event id an unverified delivery claims, cut short: the sender's word only, for finding it in its own logs. */
+function claimedEventId(headers: PayRequest['headers']): string | undefined {
+  return getHeader(headers, 'x-pay-event-id')?.slice(0, 128);
+}
+
+function failure(error: unknown, { eventId }: VerifiedWebhook, logger: Logger): PayResponse {
   if (error instanceof WebhookHandlerError) {
-    logger.error({ err: error.errors.length === 1 ? error.errors[0] : error.cause, eventId }, 'webhook handler failed; the delivery will be retried');
+    const err = error.errors.length === 1 ? error.errors[0]! : error.cause;
+    // A cause that is not an Error (what a handler threw that was not one) gets a field of its own:
+    // pino's Error serializer drops it.
+    const cause = err instanceof Error && !(err.cause instanceof Error) ? err.cause : undefined;
+    logger.error({ err, eventId, type: error.event.type, ...(cause === undefined ? {} : { cause }) }, 'webhook handler failed; the delivery will be retried');
     return error.toResponse();
   }
   const payError = toPayError(error);

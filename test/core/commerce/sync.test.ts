@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryCheckpointStore, type CommerceOrder, type OrderSyncProgress } from 'paywidget-server';
 import type { Sandbox } from 'paywidget-server/sandbox';
+import { captureLogger } from '../../helpers/capture-logger.js';
 import { commerceSandbox, payFor, range, rejection } from './helpers.js';
 
 let sb: Sandbox | undefined;
@@ -27,7 +28,8 @@ describe('orders.sync', () => {
   it('resumes after a crash with every order delivered (at least once, never twice in one run)', async () => {
     sb = await commerceSandbox({ orders: 450 });
     const checkpoints = new MemoryCheckpointStore();
-    const pay = payFor(sb, { stores: { checkpoints } });
+    const logger = captureLogger();
+    const pay = payFor(sb, { stores: { checkpoints }, logger });
     const first: number[] = [];
     const crash = new Error('disk full');
     const error = await pay.orders.sync({
@@ -40,6 +42,10 @@ describe('orders.sync', () => {
     expect(error).toBe(crash);
     expect(first).toEqual(range(1, 236));
     expect(JSON.parse((await checkpoints.get('nightly'))!)).toMatchObject({ lastEntityId: 236, complete: false });
+
+    // The log says why it stopped and where the next run resumes, for whoever reads it during the incident.
+    const stopped = JSON.parse(logger.lines.find((l) => l.includes('order sync stopped'))!) as Record<string, unknown>;
+    expect(stopped).toMatchObject({ level: 'warn', checkpoint: 'nightly', delivered: 236, resumesAfter: 236, err: { message: 'disk full' } });
 
     const second: number[] = [];
     const summary = await payFor(sb, { stores: { checkpoints } }).orders.sync({ checkpoint: 'nightly', pageSize: 100, onOrder: (o) => void second.push(o.entity_id) });

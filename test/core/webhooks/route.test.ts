@@ -71,6 +71,25 @@ describe('POST /webhooks: exactly once per event id', () => {
     expect(attempts).toBe(2);
   });
 
+  it('logs what a handler threw that is not an Error in a field of its own (pino\'s serializer drops such a cause), with the event\'s id and type', async () => {
+    const logger = captureLogger();
+    const { pay } = payWithClock({ logger });
+    pay.webhooks.onAny(() => Promise.reject({ code: 'ER_LOCK_DEADLOCK' }));
+    expect((await post(pay, delivery(paid, { eventId: 'evt_plain' }))).status).toBe(500);
+    const line = JSON.parse(logger.lines.find((l) => l.includes('webhook handler failed'))!) as Record<string, unknown>;
+    expect(line).toMatchObject({ level: 'error', eventId: 'evt_plain', type: 'payment.succeeded', cause: { code: 'ER_LOCK_DEADLOCK' } });
+  });
+
+  it('logs a refused delivery with the reason and the fix, and the event id it claims', async () => {
+    const logger = captureLogger();
+    const { pay } = payWithClock({ logger });
+    const forged = delivery(paid, { eventId: 'evt_forged', secret: 'whsec_someone_else' });
+    expect((await post(pay, forged)).status).toBe(400);
+    const line = JSON.parse(logger.lines.find((l) => l.includes('webhook refused'))!) as Record<string, string>;
+    expect(line).toMatchObject({ level: 'warn', code: 'WEBHOOK_SIGNATURE_MISMATCH', eventId: 'evt_forged' });
+    expect(line.reason).toContain('PAY_WEBHOOK_SECRET');
+  });
+
   it('a duplicate of a completed event is answered without running any handler', async () => {
     const { pay } = payWithClock();
     const seen: string[] = [];
