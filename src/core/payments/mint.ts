@@ -59,7 +59,7 @@ function mintRefusal(status: number): string {
   if (refusedCredentials(status)) return `payment service refused the merchant credentials when minting a widget token. ${MERCHANT_CREDENTIALS_HINT}`;
   // The mint route always exists: a 404 is another server, or a base URL that has the path already.
   if (status === 404) return 'the mint call was answered 404: check PAY_API_URL (payment.apiUrl), the payment service\'s base URL such as https://pay.example.com, without /api/v1';
-  return 'payment service refused to mint a widget token';
+  return status >= 500 ? 'payment service failed to mint a widget token (its own error, after the retries)' : 'payment service refused to mint a widget token';
 }
 
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;

@@ -118,7 +118,7 @@ export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: str
 
   if (response.status === 404) throw notFound(response, paymentId);
   const hint = by === 'merchant' ? MERCHANT_STATUS_HINT : 'Check the payment_client_token: it must be the one the checkout answered for this payment.';
-  if (!response.ok) ctx.logger.warn({ paymentId, status: response.status, credential: by }, refusedCredentials(response.status) ? `payment service refused the credentials of a status call. ${hint}` : 'payment service refused a status call');
+  if (!response.ok) ctx.logger.warn({ paymentId, status: response.status, credential: by }, refusedCredentials(response.status) ? `payment service refused the credentials of a status call. ${hint}` : response.status >= 500 ? 'payment service failed a status call (its own error, after the retries)' : 'payment service refused a status call');
   assertOk('payment', response, hint);
   const body = parseJsonBody('payment', response) as Record<string, unknown> | null;
   const status = typeof body === 'object' && body !== null ? body.status : undefined;

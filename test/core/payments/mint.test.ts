@@ -326,11 +326,14 @@ describe('POST /widget-token', () => {
   it('passes a non-JSON error body (an HTML 503) through byte for byte after the retries', async () => {
     const html = '<html><body>Service Unavailable</body></html>';
     sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 503, headers: { 'content-type': 'text/html' }, body: html, times: Infinity });
-    const response = await mintRoute(payFor(checkout));
+    const logged = captureLogger();
+    const response = await mintRoute(payFor({ ...checkout, logger: logged }));
     expect(response.status).toBe(503);
     expect(response.headers['content-type']).toBe('text/html');
     expect(response.text).toBe(html);
     expect(sandbox.faults.list()[0]?.hits).toBe(3);
+    // The service's own failure, not a refusal of the request: the log says which.
+    expect(logged.text()).toContain('payment service failed to mint a widget token (its own error, after the retries)');
   });
 
   it('answers 504 with a JSON error on a time-out and 502 when unreachable', async () => {
