@@ -18,6 +18,8 @@ export function checkoutPage(options: WidgetScriptTagOptions = {}): RequestHandl
       return;
     }
     const orderId = typeof req.query.orderId === 'string' && req.query.orderId !== '' ? req.query.orderId : '1001';
+    // A demo shortcut: in your shop, the signed-in shopper's e-mail from the session, never from the URL,
+    // where anyone could type someone else's and be offered their saved cards.
     const customerEmail = typeof req.query.email === 'string' && req.query.email !== '' ? req.query.email : null;
     res.set('cache-control', 'no-store').type('html').send(page(scriptTag, { orderId, customerEmail }));
   };
