@@ -72,6 +72,20 @@ ${scriptTag}
     return body.widget_token;
   }
 
+  // Tells the backend of the payment whose outcome the widget could not tell: its ledger then refuses a
+  // second payment for the order (a reload of this page) until that one has failed, and the answer may
+  // already say how it ended.
+  async function reconcile(paymentId) {
+    const response = await fetch('/pay/payments/' + encodeURIComponent(paymentId) + '/reconcile', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).catch(() => null);
+    const body = response && response.ok ? await response.json().catch(() => null) : null;
+    if (body && body.outcome === 'confirmed') show('Payment ' + paymentId + ' confirmed.', 'succeeded');
+    if (body && body.outcome === 'failed') {
+      show('The payment did not go through; you can try again.', 'failed');
+      retry.hidden = false;
+    }
+    outcome.dataset.reconciled = body ? body.outcome : 'unknown';
+  }
+
   function show(text, state) {
     outcome.textContent = text;
     outcome.dataset.state = state;
@@ -101,6 +115,7 @@ ${scriptTag}
         if (paymentId) outcome.dataset.paymentId = paymentId;
         show(message, needsReconciliation ? 'pending' : 'failed');
         retry.hidden = needsReconciliation;
+        if (needsReconciliation && paymentId) reconcile(paymentId);
       },
       onCancel: () => {
         show('Checkout cancelled.', 'cancelled');

@@ -26,7 +26,7 @@ const pay = createPay({
   // Webhook claims, payment ledger, admin token: in Redis when REDIS_URL is set.
   stores: redis ? redisStores(redis) : undefined,
   // The browser sends { orderId }; what it owes comes from the merchant's own records.
-  resolveCheckout: ({ body }) => checkoutFor(body),
+  resolveCheckout: ({ body }) => checkoutFor(body, pay.payments),
   // The /payments routes stay closed until you wire your own check into authorizeRequest.
   authorize: authorizeRequest,
 });

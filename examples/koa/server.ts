@@ -10,7 +10,7 @@ import { authorizeRequest, checkoutFor, handleWebhooks } from '../shared/orders.
 
 const pay = createPay({
   // The browser sends { orderId }; what it owes comes from the merchant's own records.
-  resolveCheckout: ({ body }) => checkoutFor(body),
+  resolveCheckout: ({ body }) => checkoutFor(body, pay.payments),
   // The /payments routes stay closed until you wire your own check into authorizeRequest.
   authorize: authorizeRequest,
 });

@@ -2,7 +2,7 @@
  * The merchant's own records, standing in for your database, and what it does when an order is paid.
  * The browser names an order; the amount always comes from here, never from the request.
  */
-import { PayError, toMinorUnits, type HookRequest, type MintInput, type Pay } from 'paywidget-server';
+import { PayError, toMinorUnits, type HookRequest, type LedgerEntry, type MintInput, type Pay } from 'paywidget-server';
 
 export interface Order {
   id: string;
@@ -19,23 +19,36 @@ export const orders = new Map<string, Order>([
   ['1003', { id: '1003', total: '12.345', currency: 'KWD', status: 'awaiting_payment' }],
 ]);
 
-/** `resolveCheckout` for the examples: `{ orderId }` in the body → what that order owes. */
-export function checkoutFor(body: unknown): MintInput {
+/**
+ * `resolveCheckout` for the examples: `{ orderId }` in the body → what that order owes. Refused while the
+ * payment ledger (`pay.payments`) holds a payment for the order that is confirmed or may still confirm
+ * (a bank payment the shopper left pending): a reload of the page must not let them pay twice.
+ */
+export async function checkoutFor(body: unknown, payments: { byOrder(orderId: string): Promise<LedgerEntry[]> }): Promise<MintInput> {
   const orderId = String((body as { orderId?: unknown } | null)?.orderId ?? '');
   const order = orders.get(orderId);
   if (!order) throw new PayError('NOT_FOUND', `No order ${orderId || '(none given)'}: send { "orderId": "1001" }.`);
   if (order.status !== 'awaiting_payment') throw new PayError('ORDER_NOT_PAYABLE', `Order ${orderId} is already paid.`);
+  const underway = (await payments.byOrder(orderId)).find((entry) => entry.outcome !== 'failed');
+  if (underway) {
+    throw new PayError('ORDER_NOT_PAYABLE', `Order ${orderId} has a payment that ${underway.outcome === 'confirmed' ? 'is confirmed' : 'may still be confirmed'}: please do not pay again.`, { details: { paymentId: underway.paymentId } });
+  }
   return { amount: toMinorUnits(order.total, order.currency), currency: order.currency, orderId: order.id };
 }
 
+/** The route the checkout page reports a payment on when the widget could not tell its outcome. */
+const RECONCILE = /^\/payments\/[^/]+\/reconcile$/;
+
 /**
  * `authorize` for the examples. The shopper's browser asks for its widget token (the amount comes from
- * your records, so that route is open). The /payments routes show order ids and amounts and make the
- * server poll the payment service: closed until you put your own staff or session check here, e.g.
+ * your records, so that route is open), and reports a payment whose outcome the widget could not tell
+ * (POST /payments/:id/reconcile), so the ledger knows of it before the shopper can pay again. Payment
+ * ids are unguessable; in your shop, also check the payment's order is the signed-in shopper's. The other
+ * /payments routes show order ids and amounts: closed until you put your own staff check here, e.g.
  * `return request.header('authorization') === …`.
  */
 export function authorizeRequest(request: HookRequest): boolean {
-  return request.path === '/widget-token';
+  return request.path === '/widget-token' || (request.method === 'POST' && RECONCILE.test(request.path));
 }
 
 interface PaymentEventData {

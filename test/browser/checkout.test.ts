@@ -9,12 +9,12 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createPay, type WebhookEvent } from 'paywidget-server';
+import { createPay, type Pay, type WebhookEvent } from 'paywidget-server';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../examples/express/app.js';
-import { checkoutFor } from '../../examples/shared/orders.js';
+import { checkoutFor, orders } from '../../examples/shared/orders.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOT = fileURLToPath(new URL('../../test-results/checkout-success.png', import.meta.url));
@@ -23,6 +23,7 @@ const WIDGET = 'iframe[data-pay-widget]';
 interface HostMessage { type: string; origin: string; keys: string[] }
 
 let sandbox: Sandbox;
+let pay: Pay;
 let server: Server;
 let appUrl: string;
 let browser: Browser;
@@ -33,9 +34,9 @@ const verified: WebhookEvent[] = [];
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH).`);
   sandbox = await startSandbox();
-  const pay = createPay({
+  pay = createPay({
     payment: { apiUrl: sandbox.paymentUrl, merchantId: sandbox.merchantId, apiKey: sandbox.apiKey, webhookSecret: sandbox.webhookSecret },
-    resolveCheckout: ({ body }) => checkoutFor(body),
+    resolveCheckout: ({ body }) => checkoutFor(body, pay.payments),
   });
   pay.webhooks.on('payment.succeeded', (event) => void verified.push(event));
   // The page's script tag uses the integrity the sandbox publishes.
@@ -91,12 +92,24 @@ async function payWithCard(frame: ReturnType<Page['frameLocator']>, number: stri
   await frame.locator('form.card-form').getByRole('button').click();
 }
 
+let copies = 0;
+/**
+ * A new order shaped like one of the example's: each test pays its own, since the ledger refuses a second
+ * payment for an order it knows a payment of (the example's records are shared by the whole file).
+ */
+function freshOrder(like: '1001' | '1002' | '1003'): string {
+  const id = `${like}-${++copies}`;
+  orders.set(id, { ...orders.get(like)!, id, status: 'awaiting_payment' });
+  return id;
+}
+
 const outcome = (state: string) => page.locator(`#outcome[data-state="${state}"]`);
 const hostMessages = () => page.evaluate(() => (window as unknown as { payMessages: HostMessage[] }).payMessages);
 
 describe('checkout page with the sandbox widget, in Chromium', () => {
   it('pays with the succeeding card: success screen, continue to shop, webhook verified by the backend', async () => {
-    const frame = await openCheckout('orderId=1001');
+    const order = freshOrder('1001');
+    const frame = await openCheckout(`orderId=${order}`);
     await expect(frame.locator('form.card-form').getByRole('button').textContent()).resolves.toContain('19.99');
     // The frame reports its height and the loader sizes the iframe to it.
     await page.waitForFunction((selector) => {
@@ -116,7 +129,7 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
 
     await frame.getByRole('button', { name: 'Continue to shop' }).click();
     await page.locator(WIDGET).waitFor({ state: 'detached' });
-    await expect(outcome('done').textContent()).resolves.toBe('Thank you! Your payment for order 1001 is confirmed.');
+    await expect(outcome('done').textContent()).resolves.toBe(`Thank you! Your payment for order ${order} is confirmed.`);
 
     const messages = await hostMessages();
     expect(messages.map((m) => m.type).filter((t) => t !== 'widget:resize')).toEqual(['widget:ready', 'widget:success', 'widget:continue-to-shop']);
@@ -129,7 +142,7 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
   });
 
   it('shows the decline message on the page and removes the widget', async () => {
-    const frame = await openCheckout('orderId=1002');
+    const frame = await openCheckout(`orderId=${freshOrder('1002')}`);
     await payWithCard(frame, sandbox.testCards.declines);
     await expect(outcome('failed').textContent()).resolves.toBe('Your card was declined. Try another card.');
     await page.locator(WIDGET).waitFor({ state: 'detached' });
@@ -138,7 +151,7 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
   });
 
   it('cancels: the page shows it and the widget is gone', async () => {
-    const frame = await openCheckout('orderId=1003');
+    const frame = await openCheckout(`orderId=${freshOrder('1003')}`);
     await frame.getByRole('button', { name: 'Cancel' }).click();
     await expect(outcome('cancelled').textContent()).resolves.toBe('Checkout cancelled.');
     expect(await page.locator(WIDGET).count()).toBe(0);
@@ -155,7 +168,7 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
   });
 
   it('passes a 3DS challenge shown inside the widget', async () => {
-    const frame = await openCheckout('orderId=1002');
+    const frame = await openCheckout(`orderId=${freshOrder('1002')}`);
     await payWithCard(frame, sandbox.testCards.requires3ds);
     await frame.frameLocator('iframe.challenge-frame').getByRole('button', { name: 'Pass' }).click();
     await frame.getByRole('heading', { name: 'Payment successful' }).waitFor();
@@ -163,11 +176,11 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
   });
 
   it('pays with a saved card of a known shopper, and with pay by bank approved in the bank window', async () => {
-    const saved = await openCheckout(`orderId=1003&email=${encodeURIComponent(sandbox.testShopper.email)}`);
+    const saved = await openCheckout(`orderId=${freshOrder('1003')}&email=${encodeURIComponent(sandbox.testShopper.email)}`);
     await saved.getByRole('button', { name: /Pay with Mastercard/ }).click();
     await saved.getByRole('heading', { name: 'Payment successful' }).waitFor();
 
-    const bank = await openCheckout('orderId=1001');
+    const bank = await openCheckout(`orderId=${freshOrder('1001')}`);
     const popup = page.waitForEvent('popup');
     await bank.getByRole('button', { name: 'Pay by bank' }).click();
     const bankPage = await popup;
@@ -177,7 +190,8 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
   });
 
   it('pay by bank abandoned (bank window closed, still pending): needsReconciliation, no retry offered', async () => {
-    const frame = await openCheckout('orderId=1002');
+    const order = freshOrder('1002');
+    const frame = await openCheckout(`orderId=${order}`);
     const popup = page.waitForEvent('popup');
     await frame.getByRole('button', { name: 'Pay by bank' }).click();
     const bankPage = await popup;
@@ -188,5 +202,13 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
     expect(await page.locator('#retry').isVisible()).toBe(false);
     const paymentId = await outcome('pending').getAttribute('data-payment-id');
     expect(sandbox.payments.get(paymentId!)?.status).toBe('pending'); // it may still be approved later
-  }, 25_000);
+
+    // The page reported the payment, so the ledger knows of it: a reload must not let the shopper pay twice.
+    await page.locator('#outcome[data-reconciled="needs_reconciliation"]').waitFor({ timeout: 20_000 });
+    expect(await pay.payments.byOrder(order)).toMatchObject([{ paymentId, outcome: 'unresolved' }]);
+    await page.reload();
+    await outcome('error').waitFor();
+    await expect(outcome('error').textContent()).resolves.toContain(`Order ${order} has a payment that may still be confirmed: please do not pay again.`);
+    expect(await page.locator(WIDGET).count()).toBe(0);
+  }, 45_000);
 });

@@ -43,8 +43,10 @@ describe.each(['express', 'koa'])('examples/%s with the sandbox', (name) => {
       expect(delivered.status).toBe(200);
       await waitFor(() => output.includes('for order 1001, which owes 1999 EUR: not fulfilled'), 'the short payment to be flagged');
       expect(output).not.toContain('fulfil order 1001');
-      const stillOwed = await fetch(`http://127.0.0.1:${port}/pay/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1001"}' });
-      expect(stillOwed.status).toBe(200);
+      // Nor is the order paid for again while that payment stands confirmed in the ledger: someone looks into it first.
+      const again = await fetch(`http://127.0.0.1:${port}/pay/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1001"}' });
+      expect(again.status).toBe(409);
+      expect(await again.json()).toMatchObject({ error: { code: 'ORDER_NOT_PAYABLE', details: { paymentId: 'pay_short' } } });
       const unknown = await fetch(`http://127.0.0.1:${port}/pay/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"404"}' });
       expect(unknown.status).toBe(404);
     } finally {
