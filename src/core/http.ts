@@ -73,7 +73,7 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
     const wait = retryDelay(attempt, response, policy);
     const left = deadline - Date.now();
     if (attempt >= policy.maxRetries || wait === undefined || wait >= left || (call.idempotent === false && !unsent)) {
-      if (response) return redactRefusal(response, call.secrets); // the caller sees the upstream's last answer, unchanged
+      if (response) return redactRefusal(response, call.secrets); // the caller sees the upstream's last answer, unchanged but for the call's secrets
       if (left <= 0 && failure.code !== 'UPSTREAM_TIMEOUT') {
         throw new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not succeed within ${policy.totalTimeoutMs} ms.`, { cause: failure });
       }

@@ -52,7 +52,7 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
       try {
         outcome = await processOnce(deps.dedupe, eventId, signature, () => deps.dispatcher.dispatch({ id: eventId, payload, timestamp }));
       } catch (error) {
-        return failure(error, verified, logger);
+        return failure(error, eventId, logger);
       }
       if (outcome === 'in_progress') {
         const response = new PayError('DUPLICATE_IN_PROGRESS', `Event ${eventId} is being processed by another delivery attempt; retry later.`, { details: { eventId } }).toResponse();
@@ -70,7 +70,7 @@ function claimedEventId(headers: PayRequest['headers']): string | undefined {
   return getHeader(headers, 'x-pay-event-id')?.slice(0, 128);
 }
 
-function failure(error: unknown, { eventId }: VerifiedWebhook, logger: Logger): PayResponse {
+function failure(error: unknown, eventId: string, logger: Logger): PayResponse {
   if (error instanceof WebhookHandlerError) {
     const err = error.errors.length === 1 ? error.errors[0]! : error.cause;
     // A cause that is not an Error (what a handler threw that was not one) gets a field of its own:
