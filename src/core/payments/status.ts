@@ -118,7 +118,7 @@ export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: str
 
   if (response.status === 404) throw notFound(response, paymentId);
   const hint = by === 'merchant' ? MERCHANT_STATUS_HINT : 'Check the payment_client_token: it must be the one the checkout answered for this payment.';
-  if (!response.ok) ctx.logger.warn({ paymentId, status: response.status, credential: by }, refusedCredentials(response.status) ? `payment service refused the credentials of a status call. ${hint}` : response.status >= 500 ? 'payment service failed a status call (its own error, after the retries)' : 'payment service refused a status call');
+  if (!response.ok) ctx.logger.warn({ paymentId, status: response.status, credential: by }, statusRefusal(response.status, hint));
   assertOk('payment', response, hint);
   const body = parseJsonBody('payment', response) as Record<string, unknown> | null;
   const status = typeof body === 'object' && body !== null ? body.status : undefined;
@@ -136,6 +136,12 @@ export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: str
   if (typeof body?.decline_code === 'string') result.declineCode = body.decline_code;
   ctx.logger.debug({ paymentId, status, credential: by }, 'payment status read');
   return result;
+}
+
+/** The log line of a refused status call, as mint.ts has one for the mint: what to check, where the status says. */
+function statusRefusal(status: number, hint: string): string {
+  if (refusedCredentials(status)) return `payment service refused the credentials of a status call. ${hint}`;
+  return status >= 500 ? 'payment service failed a status call (its own error, after the retries)' : 'payment service refused a status call';
 }
 
 /**
