@@ -8,7 +8,7 @@ import { checkoutPage } from './checkout-page.js';
  * their raw bytes, and the merchant's own JSON routes after it. `widget` says where the checkout page
  * loads the widget from (default: PAY_WIDGET_HOST, PAY_WIDGET_INTEGRITY, PAY_API_URL).
  */
-export function createApp(pay: Pay, options: { widget?: WidgetScriptTagOptions } = {}): express.Express {
+export function createApp(pay: Pay, options: { widget?: Omit<WidgetScriptTagOptions, 'nonce'> } = {}): express.Express {
   const app = express();
   app.use('/pay', payMiddleware(pay));
   app.use(express.json());

@@ -7,11 +7,14 @@ import { PayError, widgetScriptTag, type WidgetScriptTagOptions } from 'paywidge
  * widget and shows what it reports. The widget host, its integrity and the API URL come from the options,
  * else from PAY_WIDGET_HOST, PAY_WIDGET_INTEGRITY and PAY_API_URL.
  */
-export function checkoutPage(options: WidgetScriptTagOptions = {}): RequestHandler {
+export function checkoutPage(options: Omit<WidgetScriptTagOptions, 'nonce'> = {}): RequestHandler {
   return (req, res) => {
+    // A CSP nonce must be new for every response, so it comes from the middleware that sets the policy
+    // (res.locals.cspNonce, as in helmet's guide), never from options fixed once per app.
+    const nonce = typeof res.locals.cspNonce === 'string' && res.locals.cspNonce !== '' ? res.locals.cspNonce : undefined;
     let scriptTag: string;
     try {
-      scriptTag = widgetScriptTag(options);
+      scriptTag = widgetScriptTag({ ...options, nonce });
     } catch (error) {
       const message = error instanceof PayError ? error.message : 'The widget script tag could not be built.';
       res.status(500).type('text/plain').send(`${message}\n`);
@@ -21,7 +24,7 @@ export function checkoutPage(options: WidgetScriptTagOptions = {}): RequestHandl
     // A demo shortcut: in your shop, the signed-in shopper's e-mail from the session, never from the URL,
     // where anyone could type someone else's and be offered their saved cards.
     const customerEmail = typeof req.query.email === 'string' && req.query.email !== '' ? req.query.email : null;
-    res.set('cache-control', 'no-store').type('html').send(page(scriptTag, { orderId, customerEmail }));
+    res.set('cache-control', 'no-store').type('html').send(page(scriptTag, { orderId, customerEmail }, nonce));
   };
 }
 
@@ -34,14 +37,16 @@ function scriptJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 }
 
-function page(scriptTag: string, checkout: { orderId: string; customerEmail: string | null }): string {
+function page(scriptTag: string, checkout: { orderId: string; customerEmail: string | null }, nonce: string | undefined): string {
+  // The page's own <style> and <script> carry the nonce too: a policy with one blocks every inline element without it.
+  const nonceAttribute = nonce === undefined ? '' : ` nonce="${escapeHtml(nonce)}"`;
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Checkout · order ${escapeHtml(checkout.orderId)}</title>
-<style>
+<style${nonceAttribute}>
   body { font: 16px/1.5 system-ui, sans-serif; margin: 0; background: #f4f5f8; color: #1a1a2e; }
   main { max-width: 440px; margin: 40px auto; padding: 0 16px; }
   #outcome:empty { display: none; }
@@ -59,7 +64,7 @@ ${scriptTag}
   <p id="outcome" role="status" aria-live="polite"></p>
   <button id="retry" type="button" hidden>Try again</button>
 </main>
-<script>
+<script${nonceAttribute}>
   const checkout = ${scriptJson(checkout)};
   const outcome = document.getElementById('outcome');
   const retry = document.getElementById('retry');

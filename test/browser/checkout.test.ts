@@ -3,6 +3,7 @@
  * the widget from the sandbox's widget host, paying with the test cards, and the merchant backend
  * verifying the webhook of the successful payment. CI installs /usr/bin/chromium (.ci/run).
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
@@ -11,6 +12,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPay, type Pay, type WebhookEvent } from 'paywidget-server';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
+import express from 'express';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../examples/express/app.js';
@@ -41,7 +43,16 @@ beforeAll(async () => {
   pay.webhooks.on('payment.succeeded', (event) => void verified.push(event));
   // The page's script tag uses the integrity the sandbox publishes.
   const published = (await (await fetch(`${sandbox.widgetUrl}/widget/v1/integrity.json`)).json()) as { integrity: string };
-  const app = createApp(pay, { widget: { widgetHost: sandbox.widgetUrl, integrity: published.integrity, apiUrl: sandbox.paymentUrl } });
+  // The example under a strict Content-Security-Policy with a nonce per response, set as helmet's guide does:
+  // every test then also shows that the page and the widget loader run without 'unsafe-inline'.
+  const app = express();
+  app.use((_req, res, next) => {
+    const nonce = randomBytes(16).toString('base64');
+    res.locals.cspNonce = nonce;
+    res.set('content-security-policy', `script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; object-src 'none'; base-uri 'none'`);
+    next();
+  });
+  app.use(createApp(pay, { widget: { widgetHost: sandbox.widgetUrl, integrity: published.integrity, apiUrl: sandbox.paymentUrl } }));
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   appUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -63,6 +74,9 @@ beforeEach(async () => {
   context = await browser.newContext();
   // What the host page itself hears from the widget (the document: messages go to the host page).
   await context.addInitScript(() => {
+    const blocked: string[] = [];
+    (window as unknown as { cspViolations: string[] }).cspViolations = blocked;
+    document.addEventListener('securitypolicyviolation', (event) => blocked.push(`${event.effectiveDirective} ${event.blockedURI}`));
     const seen: HostMessage[] = [];
     (window as unknown as { payMessages: HostMessage[] }).payMessages = seen;
     window.addEventListener('message', (event) => {
@@ -104,9 +118,25 @@ function freshOrder(like: '1001' | '1002' | '1003'): string {
 }
 
 const outcome = (state: string) => page.locator(`#outcome[data-state="${state}"]`);
+const cspViolations = () => page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations);
 const hostMessages = () => page.evaluate(() => (window as unknown as { payMessages: HostMessage[] }).payMessages);
 
 describe('checkout page with the sandbox widget, in Chromium', () => {
+  it('runs under a strict Content-Security-Policy: its inline elements carry the nonce of their own response, nothing is blocked', async () => {
+    const order = freshOrder('1001');
+    const [first, second] = await Promise.all([fetch(`${appUrl}/checkout?orderId=${order}`), fetch(`${appUrl}/checkout?orderId=${order}`)]);
+    const nonceOf = (response: Response) => /'nonce-([^']+)'/.exec(response.headers.get('content-security-policy') ?? '')?.[1];
+    expect(nonceOf(first)).toBeTruthy();
+    expect(nonceOf(second)).not.toBe(nonceOf(first));
+    const tags = (await first.text()).match(/<(script|style)\b[^>]*>/g) ?? [];
+    expect(tags).toHaveLength(3); // the widget's script tag, the page's style and its script
+    for (const tag of tags) expect(tag).toContain(`nonce="${nonceOf(first)}"`);
+
+    // The widget mounts only if the page's own script ran.
+    await openCheckout(`orderId=${order}`);
+    await expect(cspViolations()).resolves.toEqual([]);
+  });
+
   it('pays with the succeeding card: success screen, continue to shop, webhook verified by the backend', async () => {
     const order = freshOrder('1001');
     const frame = await openCheckout(`orderId=${order}`);
