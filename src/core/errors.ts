@@ -148,3 +148,16 @@ export function toPayError(error: unknown): PayError {
   if (error instanceof PayError) return error;
   return new PayError('INTERNAL_ERROR', 'An unexpected error occurred in paywidget-server; see the server log.', { cause: error });
 }
+
+/** Errors logged where they arose, with the ids known there (a payment id, an event id). */
+const loggedAtSource = new WeakSet<object>();
+
+/** Marks an error its source has logged, so the router does not log it a second time without those ids. */
+export function loggedWhereItArose<E extends object>(error: E): E {
+  loggedAtSource.add(error);
+  return error;
+}
+
+export function wasLogged(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && loggedAtSource.has(error);
+}

@@ -1,4 +1,4 @@
-import { PayError, toPayError } from './errors.js';
+import { PayError, toPayError, wasLogged } from './errors.js';
 import type { Logger, PayRequest, PayResponse } from './types.js';
 import { utf8Length } from './utf8-length.js';
 
@@ -77,8 +77,9 @@ export function createRouter(routes: Route[], logger: Logger): Router {
         response = await route.handler(request, params);
       } catch (error) {
         const payError = toPayError(error);
-        // A 5xx is the server's side failing (configuration, a hook, an upstream): whoever runs it needs the details.
-        if (payError.status >= 500) logger.error({ err: error, code: payError.code, route: route.path }, 'route handler failed');
+        // A 5xx is the server's side failing (configuration, a hook, an upstream): whoever runs it needs the details,
+        // once: a store failure was logged where it arose, with the payment or event id.
+        if (payError.status >= 500 && !wasLogged(error)) logger.error({ err: error, code: payError.code, route: route.path }, 'route handler failed');
         response = payError.toResponse();
       }
       return method === 'HEAD' ? headResponse(response) : response;

@@ -1,4 +1,4 @@
-import { PayError } from '../errors.js';
+import { loggedWhereItArose, PayError } from '../errors.js';
 import type { ForgetCondition, LedgerEntry, LedgerObservation, LedgerQuery, LedgerRecordResult, LedgerStore } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { PaymentOutcome } from './options.js';
@@ -51,7 +51,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
       return await run();
     } catch (error) {
       logger.error({ err: error, paymentId }, `payment ledger store failed to ${what}`);
-      throw unavailable(error);
+      throw loggedWhereItArose(unavailable(error));
     }
   };
   return {

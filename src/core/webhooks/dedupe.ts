@@ -1,4 +1,4 @@
-import { PayError } from '../errors.js';
+import { loggedWhereItArose, PayError } from '../errors.js';
 import type { ClaimStore } from '../stores/claim-store.js';
 import type { Logger } from '../types.js';
 import type { LeaseRenewer } from './lease-renewer.js';
@@ -69,7 +69,7 @@ async function storeCall<T>(deps: DedupeDeps, eventId: string, call: () => Promi
     return await call();
   } catch (error) {
     deps.logger.error({ err: error, eventId }, 'webhook claim store failed');
-    throw new PayError('STORE_UNAVAILABLE', 'The webhook claim store is unavailable, so the delivery cannot be deduplicated safely; the sender will retry it. Check the store (e.g. Redis) connection.', { cause: error });
+    throw loggedWhereItArose(new PayError('STORE_UNAVAILABLE', 'The webhook claim store is unavailable, so the delivery cannot be deduplicated safely; the sender will retry it. Check the store (e.g. Redis) connection.', { cause: error }));
   }
 }
 

@@ -243,3 +243,17 @@ describe('secrets', () => {
     for (const text of texts) for (const secret of [...tokens, sb.apiKey, sb.webhookSecret]) expect(text).not.toContain(secret);
   });
 });
+
+describe('a ledger store that is down', () => {
+  it('answers 503 STORE_UNAVAILABLE and logs the failure once, with the payment id it was for', async () => {
+    const own = captureLogger();
+    const down = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
+    const ledger = { get: down, record: down, byOrder: down, forget: down, list: () => ({ [Symbol.asyncIterator]: () => ({ next: down }) }) };
+    const pay = payFor(sb, { logger: own, stores: { ledger } });
+    const answer = await call(pay, 'GET', '/payments/pay_while_down');
+    expect(answer.status).toBe(503);
+    expect(answer.json.error.code).toBe('STORE_UNAVAILABLE');
+    const errors = own.lines.map((line) => JSON.parse(line) as { level: string }).filter((line) => line.level === 'error');
+    expect(errors).toEqual([expect.objectContaining({ paymentId: 'pay_while_down', err: expect.objectContaining({ message: expect.stringContaining('ECONNREFUSED') }) })]);
+  });
+});
