@@ -57,6 +57,20 @@ describe('sandbox: fault injection', () => {
     expect(() => sb!.faults.inject({ route: 'GET  x y' })).toThrow(TypeError);
   });
 
+  it('refuses a route that could never match, so a resilience test cannot pass with no fault injected', async () => {
+    sb = await startSandbox();
+    // No leading slash (once read as a method), the service's prefix missing, a misspelt method.
+    expect(() => sb!.faults.inject({ route: 'api/v1/checkout/init' })).toThrow(/names no HTTP method \(api\/v1\/checkout\/init\)/);
+    expect(() => sb!.faults.inject({ route: 'POST /v1/checkout/init' })).toThrow(/outside this service's paths, which begin with \/api\//);
+    expect(() => sb!.faults.inject({ route: 'PSOT /api/v1/checkout/init' })).toThrow(/names no HTTP method \(PSOT\)/);
+    expect(() => sb!.commerce.faults.inject({ route: 'GET /api/v1/payments/:id/status' })).toThrow(/begin with \/rest\//);
+    expect(sb.faults.list()).toEqual([]);
+    // What stays allowed: a method alone, any method, a lower-case one, a path alone.
+    for (const route of ['POST', '* /api/v1/checkout/init', 'post /api/v1/checkout/init', '/api/v1/checkout/init']) sb.faults.inject({ route });
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders' });
+    expect(sb.faults.list()).toHaveLength(4);
+  });
+
   it('rate 0 never fires; a rule without a route hits any API route', async () => {
     sb = await startSandbox();
     sb.faults.inject({ rate: 0, times: Infinity, status: 500 });

@@ -43,13 +43,22 @@ export function validateFaultRule(input: unknown): FaultRule {
   return copy;
 }
 
-function parseRoute(route: string | undefined): { method: string | undefined; path: PathPattern | undefined } {
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/**
+ * "METHOD /path", "/path" or "METHOD". A rule that could never match (a typo in the method, a path outside
+ * this service's prefix) is refused: it would let a resilience test pass without any fault injected.
+ */
+function parseRoute(route: string | undefined, prefix: string): { method: string | undefined; path: PathPattern | undefined } {
   if (route === undefined) return { method: undefined, path: undefined };
+  const refuse = (problem: string) => new TypeError(`route ${JSON.stringify(route)} ${problem}; write "METHOD ${prefix}…", "${prefix}…" or "METHOD"`);
   const parts = route.trim().split(/\s+/);
-  if (parts.length > 2) throw new TypeError(`route must be "METHOD /path" or "/path": ${route}`);
-  const [first, second] = parts as [string, string | undefined];
-  if (second === undefined) return first.startsWith('/') ? { method: undefined, path: compilePath(first) } : { method: first.toUpperCase(), path: undefined };
-  return { method: first === '*' ? undefined : first.toUpperCase(), path: compilePath(second) };
+  if (parts.length > 2) throw refuse('has more than a method and a path');
+  const [methodPart, pathPart] = parts.length === 2 || !parts[0]!.startsWith('/') ? parts : [undefined, parts[0]];
+  const method = methodPart === undefined || methodPart === '*' ? undefined : methodPart.toUpperCase();
+  if (method !== undefined && !METHODS.has(method)) throw refuse(`names no HTTP method (${methodPart})`);
+  if (pathPart !== undefined && !pathPart.startsWith(prefix)) throw refuse(`is outside this service's paths, which begin with ${prefix}`);
+  return { method, path: pathPart === undefined ? undefined : compilePath(pathPart) };
 }
 
 /** Fault rules, first match wins; `take` consumes one use of the matching rule. */
@@ -64,7 +73,7 @@ export class FaultSet implements FaultInjector {
 
   inject(input: FaultRule): string {
     const rule = validateFaultRule(input);
-    const { method, path } = parseRoute(rule.route);
+    const { method, path } = parseRoute(rule.route, this.prefix);
     const id = `flt_${randomBytes(6).toString('hex')}`;
     this.faults.push({ id, rule, method, path, remaining: rule.times ?? 1, hits: 0 });
     return id;

@@ -97,7 +97,8 @@ export interface WebhookDelivery {
 export interface FaultRule {
   /**
    * `'METHOD /path'`, `'/path'` (any method) or `'* /path'`; `:id`, `{id}` and `*` match one segment.
-   * Default: every `/api/…` route. Faults never apply to the `/sandbox/…` control routes.
+   * Default: every `/api/…` route (`/rest/…` on the commerce platform). Faults never apply to the `/sandbox/…`
+   * control routes. A route that could never match (an unknown method, a path outside the service's) is refused.
    */
   route?: string;
   /** How many matching requests the rule affects. Default 1; `Infinity` for always. */
