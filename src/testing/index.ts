@@ -1,22 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import { computeSignature } from '../core/webhooks/signature.js';
 
-export interface SignWebhookOptions {
-  /** An object is serialized with JSON.stringify; a string or bytes are signed as they are. */
-  payload: unknown;
+export interface SignWebhookOptions<Payload = unknown> {
+  /** An object is serialized with JSON.stringify; a string or bytes (a recorded delivery) are signed as they are. */
+  payload: Payload;
   secret: string;
   /** Unix seconds; defaults to now. */
   timestamp?: number | string;
-  /** Defaults to the payload's `id` when it is a string, as the payment service sends it; else a fresh `evt_` id. */
+  /**
+   * Defaults to the payload's `id` when it is a string, as the payment service sends it (also read from a
+   * string or bytes payload that is JSON); else a fresh `evt_` id.
+   */
   eventId?: string;
 }
 
-export interface SignedWebhook {
-  body: string | Uint8Array;
+/** The body to send as it is (the signature covers its exact bytes): a string unless the payload was bytes. */
+export interface SignedWebhook<Body extends string | Uint8Array = string | Uint8Array> {
+  body: Body;
   headers: { 'content-type': string; 'x-pay-signature': string; 'x-pay-timestamp': string; 'x-pay-event-id': string };
 }
 
 /** Signs a webhook delivery exactly as the payment service does, for merchants' own tests. */
+export function signWebhook<Bytes extends Uint8Array>(options: SignWebhookOptions<Bytes>): SignedWebhook<Bytes>;
+export function signWebhook(options: SignWebhookOptions<string | number | boolean | null | object>): SignedWebhook<string>;
+export function signWebhook(options: SignWebhookOptions): SignedWebhook;
 export function signWebhook({ payload, secret, timestamp, eventId }: SignWebhookOptions): SignedWebhook {
   const body = typeof payload === 'string' || payload instanceof Uint8Array ? payload : JSON.stringify(payload);
   const ts = String(timestamp ?? Math.floor(Date.now() / 1000));
@@ -31,8 +38,19 @@ export function signWebhook({ payload, secret, timestamp, eventId }: SignWebhook
   };
 }
 
-/** The event id the payment service would send: the payload's own `id`. */
+/**
+ * The event id the payment service would send: the payload's own `id`. A recorded delivery signed again
+ * keeps its id, so a test of the service's retry sees the duplicate it would see in production.
+ */
 function idOf(payload: unknown): string | undefined {
-  const id = typeof payload === 'object' && payload !== null && !(payload instanceof Uint8Array) ? (payload as { id?: unknown }).id : undefined;
+  let event = payload;
+  if (typeof payload === 'string' || payload instanceof Uint8Array) {
+    try {
+      event = JSON.parse(typeof payload === 'string' ? payload : new TextDecoder().decode(payload));
+    } catch {
+      return undefined; // not JSON: nothing to take the id from
+    }
+  }
+  const id = typeof event === 'object' && event !== null ? (event as { id?: unknown }).id : undefined;
   return typeof id === 'string' && id !== '' ? id : undefined;
 }
