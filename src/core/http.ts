@@ -46,11 +46,11 @@ const autoTransport = selectTransport();
  */
 export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, logger?: Logger): Promise<UpstreamResponse> {
   const policy = { ...basePolicy, ...call.policy };
-  const deadline = Date.now() + policy.totalTimeoutMs;
+  const deadline = performance.now() + policy.totalTimeoutMs; // real time: a step of the wall clock neither ends nor stretches it
   const where = `${call.method} ${new URL(call.url).pathname}`;
 
   for (let attempt = 0; ; attempt++) {
-    const remaining = deadline - Date.now();
+    const remaining = deadline - performance.now();
     let failure: PayError;
     let response: UpstreamResponse | undefined;
     let unsent: boolean;
@@ -71,7 +71,7 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
     }
 
     const wait = retryDelay(attempt, response, policy);
-    const left = deadline - Date.now();
+    const left = deadline - performance.now();
     if (attempt >= policy.maxRetries || wait === undefined || wait >= left || (call.idempotent === false && !unsent)) {
       if (response) return redactRefusal(response, call.secrets); // the caller sees the upstream's last answer, unchanged but for the call's secrets
       if (left <= 0 && failure.code !== 'UPSTREAM_TIMEOUT') {

@@ -2,7 +2,7 @@ import { getEventListeners, once } from 'node:events';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PayError } from '../../src/index.js';
 import { resolveConfig, type HttpPolicy } from '../../src/core/config.js';
 import { callUpstream } from '../../src/core/http.js';
@@ -63,6 +63,26 @@ describe('callUpstream', () => {
     expect(res.status).toBe(503);
     expect(hits.get('/unavailable')).toBe(5);
     expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+  });
+
+  it('keeps its total deadline in real time: a wall clock stepped back (NTP, a resumed VM) does not stretch it', async () => {
+    hits.delete('/unavailable');
+    const wall = Date.now;
+    let spy: ReturnType<typeof vi.spyOn> | undefined;
+    const step = setTimeout(() => {
+      const stepped = wall() - 3_600_000 - performance.now();
+      spy = vi.spyOn(Date, 'now').mockImplementation(() => stepped + performance.now());
+    }, 50);
+    try {
+      // Each retry waits 100-200 ms: ten of them would take well over a second, far past the 400 ms deadline.
+      const res = await callUpstream(get('/unavailable'), policy({ maxRetries: 10, totalTimeoutMs: 400, backoffBaseMs: 100, backoffMaxMs: 200 }));
+      expect(res.status).toBe(503);
+    } finally {
+      clearTimeout(step);
+      spy?.mockRestore();
+    }
+    expect(spy).toBeDefined(); // the clock did step during the retries
+    expect(hits.get('/unavailable')).toBeLessThanOrEqual(5);
   });
 
   it('does not start a back-off wait on a signal already aborted', async () => {

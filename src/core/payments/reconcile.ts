@@ -94,7 +94,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   if (known?.outcome === 'confirmed') return toReconcileResult(paymentId, known);
   if (known?.outcome === 'failed') return toReconcileResult(paymentId, (await recheckPayment(deps, paymentId, { clientToken, signal: options.signal }, learned)) ?? known);
 
-  const started = Date.now();
+  const started = performance.now(); // a budget of real time, which a step of the wall clock does not stretch
   const deadline = started + budgetMs;
   let polls = 0;
   let lastError: PayError | undefined;
@@ -102,7 +102,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   let retryAfter: number;
   for (let attempt = 0; ; attempt++) {
     retryAfter = 0;
-    const window = Math.max(MIN_POLL_MS, deadline - Date.now());
+    const window = Math.max(MIN_POLL_MS, deadline - performance.now());
     const policy = budgetMs === 0 ? {} : { totalTimeoutMs: Math.min(deps.http.totalTimeoutMs, window), attemptTimeoutMs: Math.min(deps.http.attemptTimeoutMs, window) };
     try {
       polls += 1;
@@ -119,7 +119,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     }
     // Another poll needs its shortest window before the deadline, else the budget would be overrun; and
     // none goes out sooner than the service asked (polling through a rate limit only prolongs it).
-    const left = deadline - Date.now() - MIN_POLL_MS;
+    const left = deadline - performance.now() - MIN_POLL_MS;
     // (A wait past Node's longest timer would fire after 1 ms: it too ends the polling.)
     if (left < retryAfter || left < 0 || retryAfter > MAX_TIMER_MS || options.signal?.aborted) break;
     const ceiling = Math.min(deps.pollMaxIntervalMs, deps.pollIntervalMs * 2 ** attempt);
@@ -134,7 +134,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   const result = toReconcileResult(paymentId, entry);
   if (result.outcome === 'needs_reconciliation') {
     if (retryAfter > 0) result.retryAfterMs = retryAfter;
-    deps.logger.warn({ paymentId, status: result.status, polls, elapsedMs: Date.now() - started, lastError: lastError?.code, retryAfterMs: result.retryAfterMs }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
+    deps.logger.warn({ paymentId, status: result.status, polls, elapsedMs: Math.round(performance.now() - started), lastError: lastError?.code, retryAfterMs: result.retryAfterMs }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
   }
   return result;
 }

@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { once } from 'node:events';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MemoryLedgerStore, PayError, UpstreamError, type LedgerStore, type Pay } from 'paywidget-server';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { signWebhook } from 'paywidget-server/testing';
@@ -152,6 +152,28 @@ describe('reconcile', () => {
     sb.faults.clear();
     const sweep = await pay.payments.reconcilePending();
     expect(sweep.changed).toContainEqual({ paymentId, from: null, to: 'succeeded', outcome: 'confirmed', orderId: 'order-1', source: 'poll' });
+  });
+
+  it('keeps its budget in real time: a wall clock stepped back an hour mid-poll does not keep the request polling for that hour', async () => {
+    const pay = payFor(sb, { logger });
+    const { paymentId } = await card(pay, sb.testCards.succeeds);
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, times: Infinity });
+    const started = performance.now();
+    const wall = Date.now;
+    let spy: ReturnType<typeof vi.spyOn> | undefined;
+    const step = setTimeout(() => {
+      const stepped = wall() - 3_600_000 - performance.now();
+      spy = vi.spyOn(Date, 'now').mockImplementation(() => stepped + performance.now());
+    }, 50);
+    try {
+      const result = await pay.payments.reconcile(paymentId, { budgetMs: 300 });
+      expect(result.outcome).toBe('needs_reconciliation');
+    } finally {
+      clearTimeout(step);
+      spy?.mockRestore();
+    }
+    expect(spy).toBeDefined(); // the clock did step while it polled
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it('throws for what polling cannot fix: an unknown payment, a malformed id', async () => {
