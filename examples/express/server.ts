@@ -44,9 +44,11 @@ const server = createApp(pay).listen(port, '127.0.0.1', (error?: Error) => {
   console.log(`Checkout page: http://127.0.0.1:${port}/checkout?orderId=1001`);
 });
 
-// Stopped by a process manager: finish the requests in flight, then hand the Redis client back (it is yours to close).
+// Stopped by a process manager: finish the requests in flight, let the library land the webhook claim writes it
+// retries after a Redis blip (else a duplicate could run an event again), then hand the Redis client back (it is yours to close).
 process.once('SIGTERM', () => {
   server.close(async () => {
+    await pay.drain();
     await redis?.quit().catch(() => {});
     process.exit(0);
   });

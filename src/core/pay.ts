@@ -59,6 +59,13 @@ export interface Pay extends Router {
    * `resolveCheckout` of your own to keep those guards (`checkoutFromOrder` alone checks only the order).
    */
   checkoutForOrder(entityId: number | string): Promise<MintInput>;
+  /**
+   * For a clean shutdown, once your server stopped taking requests and before you quit your Redis client:
+   * waits for the webhook claim writes the library retries in the background after a store failure (an
+   * event's done mark, which stops a duplicate delivery from running it again). Each lasts until it
+   * lands or its lease ends (`webhooks.leaseMs`). Resolves at once when there is none. It closes nothing.
+   */
+  drain(): Promise<void>;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -127,5 +134,6 @@ export function createPay(options: PayOptions = {}): Pay {
     matches: router.matches,
     allowedMethods: router.allowedMethods,
     handle: router.handle,
+    drain: webhooks.drain,
   };
 }

@@ -1,6 +1,7 @@
 import { loggedWhereItArose, PayError } from '../errors.js';
 import type { ClaimStore } from '../stores/claim-store.js';
 import type { Logger } from '../types.js';
+import type { BackgroundWrites } from './background-writes.js';
 import type { LeaseRenewer } from './lease-renewer.js';
 
 export interface DedupeDeps {
@@ -13,6 +14,8 @@ export interface DedupeDeps {
   signatureRetentionMs: number;
   /** Renews the claims of running handlers. */
   renewer: LeaseRenewer;
+  /** Where a failed done mark or release is retried, for `pay.drain()` to wait on. */
+  background: BackgroundWrites;
 }
 
 /** processed: the work ran now; duplicate: it ran before; in_progress: another attempt is running it. */
@@ -108,20 +111,27 @@ async function release(deps: DedupeDeps, key: string, token: string, leaseEnds: 
 
 /**
  * Repeats `attempt` (a compare-and-set on our own token, so harmless if it already happened) with
- * back-off until it succeeds or the lease ends. The timers do not keep the process alive.
+ * back-off until it succeeds or the lease ends. `pay.drain()` waits for it; nothing else does.
  */
-function retryInBackground(deps: DedupeDeps, key: string, what: 'complete' | 'release', attempt: () => Promise<boolean>, leaseEnds: number, delayMs = 100): void {
-  if (performance.now() + delayMs >= leaseEnds) {
-    deps.logger.warn({ key }, `webhook claim could not ${what} before its lease ended; it expires with the lease`);
-    return;
-  }
-  setTimeout(() => {
-    attempt().then(
-      (held) => deps.logger.info({ key }, held
+function retryInBackground(deps: DedupeDeps, key: string, what: 'complete' | 'release', attempt: () => Promise<boolean>, leaseEnds: number): void {
+  deps.background.start(async (pause) => {
+    for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 2_000)) {
+      if (performance.now() + delayMs >= leaseEnds) {
+        deps.logger.warn({ key }, `webhook claim could not ${what} before its lease ended; it expires with the lease`);
+        return;
+      }
+      await pause(delayMs);
+      let held: boolean;
+      try {
+        held = await attempt();
+      } catch {
+        continue; // the store is still down: wait longer
+      }
+      deps.logger.info({ key }, held
         ? `webhook claim ${what} succeeded on retry`
         // The attempt that failed may have landed with only its reply lost.
-        : `webhook claim was no longer ours on retry: the earlier ${what} landed without its reply, or the lease ran out`),
-      () => retryInBackground(deps, key, what, attempt, leaseEnds, Math.min(delayMs * 2, 2_000)),
-    );
-  }, delayMs).unref?.();
+        : `webhook claim was no longer ours on retry: the earlier ${what} landed without its reply, or the lease ran out`);
+      return;
+    }
+  });
 }

@@ -2,6 +2,7 @@ import type { Route } from '../router.js';
 import type { Secret } from '../secret.js';
 import type { ClaimStore } from '../stores/claim-store.js';
 import type { Logger } from '../types.js';
+import { BackgroundWrites } from './background-writes.js';
 import { createDispatcher, type WebhookErrorHandler, type WebhookHandler } from './dispatch.js';
 import { WebhookVerificationError, type WebhookVerificationCode } from './errors.js';
 import { selectHmac, type Hmac, type HmacFactory } from './hmac.js';
@@ -35,6 +36,8 @@ export interface Webhooks {
 export interface WebhooksWithRoute extends Webhooks {
   /** `POST /webhooks` for the core router. */
   readonly route: Route;
+  /** Waits for the claim writes retried in the background (`pay.drain()`). */
+  drain(): Promise<void>;
   /** Its body limit, resolved. */
   readonly maxBodyBytes: number;
 }
@@ -57,6 +60,7 @@ export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
   const policy = resolveWebhookOptions(deps.options);
   const verifyPolicy = { toleranceSeconds: policy.toleranceSeconds, maxBodyBytes: policy.maxBodyBytes, now: deps.now, secretCount: 0 };
   const dispatcher = createDispatcher(deps.logger, policy.eventType, deps.internalHandlers);
+  const background = new BackgroundWrites();
 
   // Built on first use: no key material is prepared for an app that never receives a webhook.
   const source: HmacFactory | Promise<HmacFactory> = deps.hmac ?? selectHmac();
@@ -88,6 +92,7 @@ export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
     onAny: dispatcher.onAny,
     onError: dispatcher.onError,
     maxBodyBytes: policy.maxBodyBytes,
+    drain: () => background.drain(),
     route: webhookRoute({
       verify,
       dispatcher,
@@ -95,6 +100,7 @@ export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
       dedupe: {
         store: deps.store, logger: deps.logger, leaseMs: policy.leaseMs, retentionMs: policy.retentionMs, signatureRetentionMs: policy.signatureRetentionMs,
         renewer: new LeaseRenewer(deps.store, policy.leaseMs, deps.logger),
+        background,
       },
     }),
   };

@@ -186,3 +186,29 @@ describe('while Redis is down', () => {
     expect(runs).toBe(1);
   });
 });
+
+describe('pay.drain() at shutdown', () => {
+  it('waits for a done mark retried after a Redis blip, so a shutdown right after the answer does not drop it', async () => {
+    sb = await commerceSandbox({ orders: 1 });
+    const connection = await client();
+    const observer = await client();
+    const prefix = `${runPrefix}${randomUUID()}:`;
+    const pay = payFor(sb, { stores: redisStores(connection, { prefix }), logger: captureLogger() });
+    let runs = 0;
+    pay.webhooks.onAny(() => {
+      runs += 1;
+      connection.disconnect(true); // the connection drops while the handler runs, and comes back
+    });
+    const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_drain' } }, secret: sb.webhookSecret, eventId: `evt_${randomUUID()}` });
+
+    expect(await deliver(pay, signed)).toEqual({ status: 200, body: { received: true } });
+    const key = `${prefix}claim:evt:${signed.headers['x-pay-event-id']}`;
+    // Answered, but its done mark is still being retried: a process that exited now would leave the lease.
+    expect(await observer.get(key)).not.toBe('done');
+    await pay.drain();
+    expect(await observer.get(key)).toBe('done');
+    expect(await deliver(pay, signed)).toEqual({ status: 200, body: { received: true, duplicate: true } });
+    expect(runs).toBe(1);
+    await expect(pay.drain()).resolves.toBeUndefined(); // nothing pending: at once
+  });
+});
