@@ -28,17 +28,18 @@ function escapeAttribute(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-function invalid(option: keyof typeof ENV | 'nonce', problem: string): PayError {
-  const where = option === 'nonce' ? option : `${option} (environment variable ${ENV[option]})`;
+/** Names where the bad value came from: the option passed, else the environment variable it fell back to. */
+function invalid(option: keyof typeof ENV | 'nonce', problem: string, options: WidgetScriptTagOptions): PayError {
+  const where = option === 'nonce' || options[option] !== undefined ? `option ${option}` : `${option} (from the environment variable ${ENV[option]})`;
   return new PayError('CONFIG_INVALID', `widgetScriptTag: ${where} ${problem}.`, { details: { options: [option] } });
 }
 
-function origin(option: 'widgetHost' | 'apiUrl', value: string): string {
-  if (!URL.canParse(value)) throw invalid(option, 'must be an absolute http(s) URL');
+function origin(option: 'widgetHost' | 'apiUrl', value: string, options: WidgetScriptTagOptions): string {
+  if (!URL.canParse(value)) throw invalid(option, 'must be an absolute http(s) URL', options);
   const url = new URL(value);
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid(option, 'must be an http(s) URL');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid(option, 'must be an http(s) URL', options);
   if (option === 'widgetHost' && (url.pathname !== '/' || url.search || url.hash || url.username || url.password)) {
-    throw invalid(option, `must be the widget host's origin only (such as https://widget.pay.example), without a path`);
+    throw invalid(option, `must be the widget host's origin only (such as https://widget.pay.example), without a path`, options);
   }
   return url.origin;
 }
@@ -63,12 +64,12 @@ export function widgetScriptTag(options: WidgetScriptTagOptions = {}): string {
     const named = missing.map((o) => `${o} (environment variable ${ENV[o]})`).join(', ');
     throw new PayError('CONFIG_MISSING', `widgetScriptTag needs ${named}. Pass it or set the environment variable.`, { details: { options: missing } });
   }
-  const widgetOrigin = origin('widgetHost', widgetHost!);
-  if (widgetOrigin === origin('apiUrl', apiUrl!)) {
-    throw invalid('widgetHost', `is the payment API host (${widgetOrigin}); load the widget from its own widget host, which differs from the API host`);
+  const widgetOrigin = origin('widgetHost', widgetHost!, options);
+  if (widgetOrigin === origin('apiUrl', apiUrl!, options)) {
+    throw invalid('widgetHost', `is the payment API host (${widgetOrigin}); load the widget from its own widget host, which differs from the API host`, options);
   }
-  if (!SHA384.test(integrity!)) throw invalid('integrity', 'must be the published hash of the script: "sha384-" followed by 64 base64 characters');
-  if (options.nonce !== undefined && options.nonce === '') throw invalid('nonce', 'must not be empty');
+  if (!SHA384.test(integrity!)) throw invalid('integrity', 'must be the published hash of the script: "sha384-" followed by 64 base64 characters', options);
+  if (options.nonce !== undefined && options.nonce === '') throw invalid('nonce', 'must not be empty', options);
   const attributes: [string, string][] = [
     ['src', `${widgetOrigin}${WIDGET_SCRIPT_PATH}`],
     ['integrity', integrity!],

@@ -40,14 +40,20 @@ describe('widgetScriptTag', () => {
     expect(widgetScriptTag({ ...base, widgetHost: 'http://127.0.0.1:4001', apiUrl: 'http://127.0.0.1:4000' })).toContain('http://127.0.0.1:4001/widget/v1/paywidget.js');
   });
 
-  it('refuses a malformed widget host, API URL or integrity', () => {
-    expect(refusal({ ...base, widgetHost: 'widget.pay.example' }).message).toContain('widgetHost (environment variable PAY_WIDGET_HOST) must be an absolute http(s) URL');
+  it('refuses a malformed widget host, API URL or integrity, naming the option it came from', () => {
+    expect(refusal({ ...base, widgetHost: 'widget.pay.example' }).message).toBe('widgetScriptTag: option widgetHost must be an absolute http(s) URL.');
     expect(refusal({ ...base, widgetHost: 'https://widget.pay.example/widget/v1/paywidget.js' }).message).toContain('without a path');
     expect(refusal({ ...base, widgetHost: 'ftp://widget.pay.example' }).code).toBe('CONFIG_INVALID');
-    expect(refusal({ ...base, apiUrl: 'not a url' }).message).toContain('apiUrl (environment variable PAY_API_URL)');
+    expect(refusal({ ...base, apiUrl: 'not a url' }).message).toContain('option apiUrl must be');
     for (const bad of ['sha256-abc', 'sha384-short', `sha384-${'A'.repeat(64)}"`, integrity.slice(7)]) {
-      expect(refusal({ ...base, integrity: bad }).message).toContain('integrity (environment variable PAY_WIDGET_INTEGRITY)');
+      expect(refusal({ ...base, integrity: bad }).message).toContain('option integrity must be the published hash');
     }
+  });
+
+  it('names the environment variable when the bad value came from it, not an option never passed', () => {
+    const env = { PAY_WIDGET_HOST: 'widget.pay.example', PAY_WIDGET_INTEGRITY: 'sha384-short', PAY_API_URL: 'https://api.pay.example' };
+    expect(refusal({ env }).message).toBe('widgetScriptTag: widgetHost (from the environment variable PAY_WIDGET_HOST) must be an absolute http(s) URL.');
+    expect(refusal({ env, widgetHost: 'https://widget.pay.example' }).message).toContain('integrity (from the environment variable PAY_WIDGET_INTEGRITY) must be the published hash');
   });
 
   it('falls back to PAY_WIDGET_HOST, PAY_WIDGET_INTEGRITY and PAY_API_URL, and names what is missing', () => {
