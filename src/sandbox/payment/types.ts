@@ -29,8 +29,10 @@ export interface SandboxOptions {
    */
   confirmDelayMs?: number;
   /**
-   * Whether the status endpoint also accepts the merchant credentials (true, the default, as DESIGN.md
-   * decides), or only the payment's `payment_client_token`, as the Payment API document reads (false).
+   * Whether the status endpoint also accepts the merchant credentials (true, the default, as the library's
+   * `payments.statusAuth` default uses them when it has no client token), or only the payment's
+   * `payment_client_token`, as the Payment API document reads (false). Test a server-side sweep with false
+   * too if your payment service follows the document to the letter.
    */
   statusAcceptsMerchantCredentials?: boolean;
   /** Whether lookup offers pay by bank and `/api/v1/checkout` accepts it. Default true. */
