@@ -79,7 +79,9 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
       }
       throw failure;
     }
-    logger?.warn({ service: call.service, route: where, attempt: attempt + 1, status: response?.status, code: failure.code, retryInMs: wait }, 'upstream call failed; retrying');
+    // Debug: a retry that works is routine, and one that does not ends in an error its caller reports (during an
+    // outage, one warning per retry of every call drowned the lines that say what was lost).
+    logger?.debug({ service: call.service, route: where, attempt: attempt + 1, status: response?.status, code: failure.code, retryInMs: Math.round(wait) }, 'upstream call failed; retrying');
     await sleep(wait, call.signal);
   }
 }

@@ -118,7 +118,12 @@ export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: str
 
   if (response.status === 404) throw notFound(response, paymentId);
   const hint = by === 'merchant' ? MERCHANT_STATUS_HINT : 'Check the payment_client_token: it must be the one the checkout answered for this payment.';
-  if (!response.ok) ctx.logger.warn({ paymentId, status: response.status, credential: by }, statusRefusal(response.status, hint));
+  if (!response.ok) {
+    // The service's own failure, or its rate limit, ends in an error the caller reports (reconcile: once, after its
+    // budget); a refusal of the request itself (credentials, the payment id) is what someone must fix.
+    const transient = response.status >= 500 || response.status === 429;
+    ctx.logger[transient ? 'debug' : 'warn']({ paymentId, status: response.status, credential: by }, statusRefusal(response.status, hint));
+  }
   assertOk('payment', response, hint);
   const body = parseJsonBody('payment', response) as Record<string, unknown> | null;
   const status = typeof body === 'object' && body !== null ? body.status : undefined;

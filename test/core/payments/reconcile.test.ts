@@ -176,6 +176,21 @@ describe('reconcile', () => {
     expect(performance.now() - started).toBeLessThan(5_000);
   });
 
+  it('logs an outage of the payment service once per reconcile, with the last error, not once per poll and retry', async () => {
+    const own = captureLogger();
+    const pay = payFor(sb, { logger: own });
+    const { paymentId } = await card(pay, sb.testCards.succeeds);
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, times: Infinity });
+    own.lines.length = 0;
+    const result = await pay.payments.reconcile(paymentId, { budgetMs: 400 });
+    expect(result.outcome).toBe('needs_reconciliation');
+    expect(sb.faults.list()[0]!.hits).toBeGreaterThan(3); // several polls, each retried
+    const loud = own.lines.map((line) => JSON.parse(line) as { level: string; msg: string }).filter((line) => line.level === 'warn' || line.level === 'error');
+    expect(loud).toEqual([expect.objectContaining({ paymentId, lastError: 'UPSTREAM_ERROR', msg: expect.stringContaining('still unresolved after the poll budget') })]);
+    // The detail stays at debug, for whoever turns it on.
+    expect(own.lines.filter((line) => line.includes('"level":"debug"') && line.includes('upstream call failed; retrying')).length).toBeGreaterThan(0);
+  });
+
   it('throws for what polling cannot fix: an unknown payment, a malformed id', async () => {
     const pay = payFor(sb, { logger });
     const unknown = await rejection(pay.payments.reconcile('pay_does_not_exist', { budgetMs: 1_000 }));
