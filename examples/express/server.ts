@@ -48,7 +48,7 @@ const server = createApp(pay).listen(port, '127.0.0.1', (error?: Error) => {
 // retries after a Redis blip (else a duplicate could run an event again), then hand the Redis client back (it is yours to close).
 process.once('SIGTERM', () => {
   server.close(async () => {
-    await pay.drain();
+    await pay.drain({ timeoutMs: 10_000 }); // within a process manager's grace period (Kubernetes: 30 s)
     await redis?.quit().catch(() => {});
     process.exit(0);
   });

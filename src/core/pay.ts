@@ -13,7 +13,7 @@ import { widgetTokenRoute, type Authorize, type ResolveCheckout } from './routes
 import { consoleLogger, guardedLogger } from './logger.js';
 import type { Logger } from './types.js';
 import { MemoryClaimStore, MemoryLedgerStore, type StoreOptions } from './stores/index.js';
-import { createWebhooks, type WebhookOptions, type Webhooks } from './webhooks/index.js';
+import { createWebhooks, type DrainOptions, type WebhookOptions, type Webhooks } from './webhooks/index.js';
 
 export interface PayOptions extends ConfigOptions {
   /**
@@ -63,9 +63,10 @@ export interface Pay extends Router {
    * For a clean shutdown, once your server stopped taking requests and before you quit your Redis client:
    * waits for the webhook claim writes the library retries in the background after a store failure (an
    * event's done mark, which stops a duplicate delivery from running it again). Each lasts until it
-   * lands or its lease ends (`webhooks.leaseMs`). Resolves at once when there is none. It closes nothing.
+   * lands or its lease ends (`webhooks.leaseMs`); `{ timeoutMs }` bounds the wait to your shutdown grace period.
+   * Resolves at once when there is none. It closes nothing.
    */
-  drain(): Promise<void>;
+  drain(options?: DrainOptions): Promise<void>;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;

@@ -1,3 +1,6 @@
+/** Waits `ms`, or less when `until` settles first: true when the time ran out. */
+export type Wait = (ms: number, until?: Promise<unknown>) => Promise<boolean>;
+
 /**
  * The claim writes retried after their delivery was answered (a done mark, a release). A shutdown must
  * wait for them: a done mark dropped lets a duplicate delivery run the event again once its lease ends.
@@ -5,37 +8,55 @@
 export class BackgroundWrites {
   readonly #running = new Set<Promise<void>>();
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
-  #draining = false;
+  #draining = 0;
 
-  /** Runs `work` in the background; it waits between attempts with `pause`. It handles its own errors. */
-  start(work: (pause: (ms: number) => Promise<void>) => Promise<void>): void {
-    const run: Promise<void> = work((ms) => this.#pause(ms))
+  /** Runs `work` in the background, waiting only through `wait`. It handles its own errors. */
+  start(work: (wait: Wait) => Promise<void>): void {
+    const run: Promise<void> = work(this.#wait)
       .catch(() => undefined)
       .finally(() => this.#running.delete(run));
     this.#running.add(run);
   }
 
-  /** Resolves once every write started, and any started meanwhile, has landed or given up at its lease's end. */
-  async drain(): Promise<void> {
-    this.#draining = true;
-    // From now on the pauses keep the process alive, or it could exit before the write lands.
+  /**
+   * Resolves once every write started, and any started meanwhile, has landed or given up at its lease's end;
+   * or after `timeoutMs`, leaving what is still pending to expire with its lease.
+   */
+  async drain(timeoutMs = Infinity): Promise<void> {
+    this.#draining += 1;
+    // From now on the waits keep the process alive, or it could exit before the write lands.
     for (const timer of this.#timers) (timer as { ref?: () => void }).ref?.();
+    const deadline = performance.now() + timeoutMs;
     try {
-      while (this.#running.size > 0) await Promise.all(this.#running);
+      while (this.#running.size > 0) {
+        const all = Promise.all(this.#running);
+        if (timeoutMs === Infinity) await all;
+        else if (await this.#wait(deadline - performance.now(), all)) return;
+      }
     } finally {
-      this.#draining = false;
+      this.#draining -= 1;
     }
   }
 
-  #pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+  readonly #wait: Wait = (ms, until) => new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      resolve(true);
+    }, Math.max(0, ms));
+    this.#timers.add(timer);
+    // Outside a drain, a process with nothing else to do may exit: the claim then expires with its lease.
+    if (this.#draining === 0) (timer as { unref?: () => void }).unref?.();
+    void until?.then(
+      () => {
+        clearTimeout(timer);
         this.#timers.delete(timer);
-        resolve();
-      }, ms);
-      this.#timers.add(timer);
-      // Outside a drain, a process with nothing else to do may exit: the claim then expires with its lease.
-      if (!this.#draining) (timer as { unref?: () => void }).unref?.();
-    });
-  }
+        resolve(false);
+      },
+      () => {
+        clearTimeout(timer);
+        this.#timers.delete(timer);
+        resolve(false);
+      },
+    );
+  });
 }

@@ -111,23 +111,19 @@ async function release(deps: DedupeDeps, key: string, token: string, leaseEnds: 
 
 /**
  * Repeats `attempt` (a compare-and-set on our own token, so harmless if it already happened) with
- * back-off until it succeeds or the lease ends. `pay.drain()` waits for it; nothing else does.
+ * back-off until it succeeds or the lease ends, an attempt that hangs included. `pay.drain()` waits for it.
  */
 function retryInBackground(deps: DedupeDeps, key: string, what: 'complete' | 'release', attempt: () => Promise<boolean>, leaseEnds: number): void {
-  deps.background.start(async (pause) => {
+  const givenUp = () => deps.logger.warn({ key }, `webhook claim could not ${what} before its lease ended; it expires with the lease`);
+  deps.background.start(async (wait) => {
     for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 2_000)) {
-      if (performance.now() + delayMs >= leaseEnds) {
-        deps.logger.warn({ key }, `webhook claim could not ${what} before its lease ended; it expires with the lease`);
-        return;
-      }
-      await pause(delayMs);
-      let held: boolean;
-      try {
-        held = await attempt();
-      } catch {
-        continue; // the store is still down: wait longer
-      }
-      deps.logger.info({ key }, held
+      if (performance.now() + delayMs >= leaseEnds) return givenUp();
+      await wait(delayMs);
+      const outcome = attempt().then((held) => ({ held }), () => undefined);
+      if (await wait(leaseEnds - performance.now(), outcome)) return givenUp();
+      const answered = await outcome;
+      if (answered === undefined) continue; // the store is still down: wait longer
+      deps.logger.info({ key }, answered.held
         ? `webhook claim ${what} succeeded on retry`
         // The attempt that failed may have landed with only its reply lost.
         : `webhook claim was no longer ours on retry: the earlier ${what} landed without its reply, or the lease ran out`);

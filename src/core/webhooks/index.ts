@@ -1,3 +1,5 @@
+import { PayError } from '../errors.js';
+import { describeKind } from '../option-types.js';
 import type { Route } from '../router.js';
 import type { Secret } from '../secret.js';
 import type { ClaimStore } from '../stores/claim-store.js';
@@ -33,11 +35,16 @@ export interface Webhooks {
   onError(handler: WebhookErrorHandler): () => void;
 }
 
+export interface DrainOptions {
+  /** Resolve after this long at most, leaving the writes still pending to expire with their leases. Default: no limit. */
+  timeoutMs?: number;
+}
+
 export interface WebhooksWithRoute extends Webhooks {
   /** `POST /webhooks` for the core router. */
   readonly route: Route;
   /** Waits for the claim writes retried in the background (`pay.drain()`). */
-  drain(): Promise<void>;
+  drain(options?: DrainOptions): Promise<void>;
   /** Its body limit, resolved. */
   readonly maxBodyBytes: number;
 }
@@ -92,7 +99,7 @@ export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
     onAny: dispatcher.onAny,
     onError: dispatcher.onError,
     maxBodyBytes: policy.maxBodyBytes,
-    drain: () => background.drain(),
+    drain: async (options) => background.drain(drainTimeout(options)),
     route: webhookRoute({
       verify,
       dispatcher,
@@ -104,6 +111,12 @@ export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
       },
     }),
   };
+}
+
+function drainTimeout(options: DrainOptions | undefined): number {
+  const timeoutMs = options?.timeoutMs ?? Infinity;
+  if (typeof timeoutMs === 'number' && timeoutMs >= 0) return timeoutMs;
+  throw new PayError('CONFIG_INVALID', `pay.drain({ timeoutMs }) takes a number of milliseconds (0 or more), got ${describeKind(timeoutMs)}.`, { details: { options: ['timeoutMs'] } });
 }
 
 export { WebhookVerificationError, WebhookHandlerError, type WebhookVerificationCode } from './errors.js';

@@ -2,7 +2,10 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { createPay, MemoryClaimStore } from 'paywidget-server';
+import { signWebhook } from 'paywidget-server/testing';
 import { describe, expect, it } from 'vitest';
+import { captureLogger } from '../../helpers/capture-logger.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -10,5 +13,48 @@ describe('pay.drain()', () => {
   it('keeps a process with nothing else to do alive until the done mark retried in the background has landed', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'test/core/webhooks/fixtures/drain-then-exit.ts'], { cwd: root, timeout: 20_000 });
     expect(JSON.parse(stdout.trim())).toEqual({ status: 200, failedFirst: true, completed: true });
+  });
+});
+
+/** A claim store whose complete fails once and then, on the retry, never answers (a hung connection). */
+class CompleteHangsOnRetry extends MemoryClaimStore {
+  calls = 0;
+  override async complete(): Promise<boolean> {
+    this.calls += 1;
+    if (this.calls === 1) throw new Error('connection lost');
+    return new Promise<boolean>(() => {}); // never settles
+  }
+}
+
+async function deliverWith(claims: MemoryClaimStore, leaseMs: number) {
+  const logger = captureLogger();
+  const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'whsec_drain' }, stores: { claims }, webhooks: { leaseMs }, logger });
+  pay.webhooks.onAny(() => {});
+  const signed = signWebhook({ payload: { id: `evt_${Math.random()}`, type: 'payment.failed', data: {} }, secret: 'whsec_drain' });
+  const answer = await pay.handle({ method: 'POST', path: '/webhooks', headers: signed.headers, rawBody: signed.body });
+  expect(answer?.status).toBe(200);
+  return { pay, logger };
+}
+
+describe('pay.drain() with a store that hangs', () => {
+  it('gives a retried write that never answers up at its lease\'s end, so the drain ends', async () => {
+    const claims = new CompleteHangsOnRetry();
+    const { pay, logger } = await deliverWith(claims, 1_000);
+    const started = performance.now();
+    await pay.drain();
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(claims.calls).toBe(2);
+    expect(logger.text()).toContain('webhook claim could not complete before its lease ended; it expires with the lease');
+  });
+
+  it('resolves after { timeoutMs } with the write still pending, and refuses a timeout that is not a number', async () => {
+    const { pay } = await deliverWith(new CompleteHangsOnRetry(), 60_000);
+    const started = performance.now();
+    await pay.drain({ timeoutMs: 300 });
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(290);
+    expect(waited).toBeLessThan(5_000);
+    await expect(pay.drain({ timeoutMs: -1 })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+    await expect(pay.drain({ timeoutMs: '5s' as unknown as number })).rejects.toThrow('pay.drain({ timeoutMs }) takes a number of milliseconds (0 or more), got a string.');
   });
 });
