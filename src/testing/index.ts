@@ -20,10 +20,13 @@ export interface SignedWebhook<Body extends string | Uint8Array = string | Uint8
   headers: { 'content-type': string; 'x-pay-signature': string; 'x-pay-timestamp': string; 'x-pay-event-id': string };
 }
 
+/** The body signWebhook gives back for a payload: the bytes as given, else a string; either, when the type cannot tell. */
+export type SignedBodyOf<Payload> = 0 extends 1 & Payload ? string | Uint8Array // any
+  : unknown extends Payload ? string | Uint8Array
+  : Payload extends Uint8Array ? Payload : string;
+
 /** Signs a webhook delivery exactly as the payment service does, for merchants' own tests. */
-export function signWebhook<Bytes extends Uint8Array>(options: SignWebhookOptions<Bytes>): SignedWebhook<Bytes>;
-export function signWebhook(options: SignWebhookOptions<string | number | boolean | null | object>): SignedWebhook<string>;
-export function signWebhook(options: SignWebhookOptions): SignedWebhook;
+export function signWebhook<Payload>(options: SignWebhookOptions<Payload>): SignedWebhook<SignedBodyOf<Payload>>;
 export function signWebhook({ payload, secret, timestamp, eventId }: SignWebhookOptions): SignedWebhook {
   const body = typeof payload === 'string' || payload instanceof Uint8Array ? payload : JSON.stringify(payload);
   const ts = String(timestamp ?? Math.floor(Date.now() / 1000));

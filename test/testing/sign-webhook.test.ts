@@ -8,7 +8,7 @@ import express from 'express';
 import { createPay } from 'paywidget-server';
 import { payMiddleware } from 'paywidget-server/express';
 import { signWebhook, type SignedWebhook } from 'paywidget-server/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 
 const SECRET = 'whsec_sign_webhook_test';
 const handled: string[] = [];
@@ -62,4 +62,18 @@ describe('signWebhook', () => {
     for (const signed of fresh) expect(signed.headers['x-pay-event-id']).toMatch(/^evt_[0-9a-f-]{36}$/);
     expect(new Set(fresh.map((signed) => signed.headers['x-pay-event-id'])).size).toBe(3);
   });
+
+  it('types the body as what it is at run time (npm test type-checks these lines)', () => {
+    const recorded: string | Uint8Array = Math.random() < 2 ? new TextEncoder().encode('{}') : '{}';
+    const parsed: unknown = JSON.parse('{"id":"evt_any"}');
+    expectTypeOf(signWebhook({ payload: { id: 'evt_1' }, secret: SECRET }).body).toEqualTypeOf<string>();
+    expectTypeOf(signWebhook({ payload: '{}', secret: SECRET }).body).toEqualTypeOf<string>();
+    expectTypeOf(signWebhook({ payload: new TextEncoder().encode('{}'), secret: SECRET }).body).toEqualTypeOf<Uint8Array<ArrayBuffer>>();
+    // A payload whose type cannot tell bytes from text gets both, not a string that may be bytes.
+    expectTypeOf(signWebhook({ payload: recorded, secret: SECRET }).body).toEqualTypeOf<string | Uint8Array>();
+    expectTypeOf(signWebhook({ payload: parsed, secret: SECRET }).body).toEqualTypeOf<string | Uint8Array>();
+    expectTypeOf(signWebhook({ payload: JSON.parse('{}') as any, secret: SECRET }).body).toEqualTypeOf<string | Uint8Array>(); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(typeof signWebhook({ payload: recorded, secret: SECRET }).body).toBe('object'); // bytes, as the type allows
+  });
 });
+
