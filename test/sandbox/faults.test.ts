@@ -66,9 +66,13 @@ describe('sandbox: fault injection', () => {
     expect(() => sb!.commerce.faults.inject({ route: 'GET /api/v1/payments/:id/status' })).toThrow(/begin with \/rest\//);
     expect(sb.faults.list()).toEqual([]);
     // What stays allowed: a method alone, any method, a lower-case one, a path alone.
-    for (const route of ['POST', '* /api/v1/checkout/init', 'post /api/v1/checkout/init', '/api/v1/checkout/init']) sb.faults.inject({ route });
+    const allowed = ['POST', '* /api/v1/checkout/init', 'post /api/v1/checkout/init', '/api/v1/checkout/init', 'GET /*/v1/payments/:id/status', '/:root/v1/checkout/init', '* /{root}/v1/checkout/init'];
+    for (const route of allowed) sb.faults.inject({ route });
     sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders' });
-    expect(sb.faults.list()).toHaveLength(4);
+    sb.commerce.faults.inject({ route: 'GET /*/default/V1/orders' });
+    expect(sb.faults.list()).toHaveLength(allowed.length);
+    // A first segment that only starts like the prefix is outside it too.
+    expect(() => sb!.faults.inject({ route: '/apis/v1/checkout/init' })).toThrow(/outside this service's paths/);
   });
 
   it('rate 0 never fires; a rule without a route hits any API route', async () => {

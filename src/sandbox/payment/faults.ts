@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { compilePath, matchPath, type PathPattern } from '../shared/router.js';
+import { compilePath, matchPath, paramName, type PathPattern } from '../shared/router.js';
 import type { ServerResponse } from 'node:http';
 import type { SandboxServer } from '../shared/server.js';
 import type { ActiveFault, FaultInjector, FaultRule } from './types.js';
@@ -57,8 +57,11 @@ function parseRoute(route: string | undefined, prefix: string): { method: string
   const [methodPart, pathPart] = parts.length === 2 || !parts[0]!.startsWith('/') ? parts : [undefined, parts[0]];
   const method = methodPart === undefined || methodPart === '*' ? undefined : methodPart.toUpperCase();
   if (method !== undefined && !METHODS.has(method)) throw refuse(`names no HTTP method (${methodPart})`);
-  if (pathPart !== undefined && !pathPart.startsWith(prefix)) throw refuse(`is outside this service's paths, which begin with ${prefix}`);
-  return { method, path: pathPart === undefined ? undefined : compilePath(pathPart) };
+  if (pathPart === undefined) return { method, path: undefined };
+  const path = compilePath(pathPart);
+  // The first segment may be a parameter or a wildcard (it then matches the prefix too), else it must be the prefix's.
+  if (paramName(path[0]!) === undefined && `/${path[0]}/` !== prefix) throw refuse(`is outside this service's paths, which begin with ${prefix}`);
+  return { method, path };
 }
 
 /** Fault rules, first match wins; `take` consumes one use of the matching rule. */

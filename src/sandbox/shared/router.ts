@@ -10,7 +10,8 @@ export function compilePath(pattern: string): PathPattern {
   return pattern.split('/').slice(1);
 }
 
-function paramName(segment: string): string | undefined {
+/** The name of a parameter or wildcard segment (`:id`, `{id}`, `*`); undefined for a literal one. */
+export function paramName(segment: string): string | undefined {
   if (segment === '*') return '*';
   if (segment.startsWith(':')) return segment.slice(1);
   if (segment.startsWith('{') && segment.endsWith('}')) return segment.slice(1, -1);
