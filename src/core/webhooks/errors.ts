@@ -48,7 +48,7 @@ const BODY_NOT_RAW_FIXES: Record<Framework, string> = {
   express: 'Express: a body parser such as express.json() read it first. Mount payMiddleware before it (app.use(\'/pay\', payMiddleware(pay)) above app.use(express.json())), or keep the bytes with express.json({ verify: (req, res, buf) => Object.assign(req, { rawBody: buf }) }).',
   'next-pages': 'Next.js Pages Router: Next\'s body parser read it first. Add export const config = { api: { bodyParser: false } } to the API route file.',
   'next-app': `Next.js App Router: the Request body was read before createRouteHandlers got it. ${HAND_OVER_UNREAD}`,
-  koa: 'Koa: a body parser read it first without keeping ctx.request.rawBody. Mount payRouter(pay).routes() before the body parser, or use @koa/bodyparser, which keeps it.',
+  koa: 'Koa: a body parser read it first without keeping ctx.request.rawBody. Mount payRouter(pay).routes() before the body parser, or use @koa/bodyparser, which keeps it (koa-body does with { includeUnparsed: true }).',
 };
 /** Every framework's fix, for a request that came through none of the adapters. */
 const BODY_NOT_RAW_FIX = [BODY_NOT_RAW_WHY, ...Object.values(BODY_NOT_RAW_FIXES)].join(' ');
