@@ -46,17 +46,11 @@ export class BackgroundWrites {
     this.#timers.add(timer);
     // Outside a drain, a process with nothing else to do may exit: the claim then expires with its lease.
     if (this.#draining === 0) (timer as { unref?: () => void }).unref?.();
-    void until?.then(
-      () => {
-        clearTimeout(timer);
-        this.#timers.delete(timer);
-        resolve(false);
-      },
-      () => {
-        clearTimeout(timer);
-        this.#timers.delete(timer);
-        resolve(false);
-      },
-    );
+    const settled = () => {
+      clearTimeout(timer);
+      this.#timers.delete(timer);
+      resolve(false);
+    };
+    void until?.then(settled, settled);
   });
 }
