@@ -48,8 +48,8 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
   const any: WebhookHandler[] = [];
   const errorHandlers: WebhookErrorHandler[] = [];
 
-  const add = <H>(list: H[], handler: H, call: keyof typeof HANDLER_USAGE) => {
-    checkHandler(handler, call);
+  /** Registers a handler its caller has checked. */
+  const add = <H>(list: H[], handler: H) => {
     list.push(handler);
     return () => {
       const at = list.indexOf(handler);
@@ -65,12 +65,18 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
       const removers = types.map((t) => {
         let list = byType.get(t);
         if (!list) byType.set(t, (list = []));
-        return add(list, handler, 'on');
+        return add(list, handler);
       });
       return () => removers.forEach((remove) => remove());
     },
-    onAny: (handler) => add(any, handler, 'onAny'),
-    onError: (handler) => add(errorHandlers, handler, 'onError'),
+    onAny(handler) {
+      checkHandler(handler, 'onAny');
+      return add(any, handler);
+    },
+    onError(handler) {
+      checkHandler(handler, 'onError');
+      return add(errorHandlers, handler);
+    },
 
     async dispatch({ id, payload, timestamp }) {
       let type: string | undefined;
