@@ -24,7 +24,7 @@ export function parseCliDate(value: string, edge: 'from' | 'to', command: string
   else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value) && realDay(value.slice(0, 10))) instant = new Date(value);
   if (instant === undefined) throw new UsageError(`--${edge} '${value}' is not a date: ${FORMS}.`, command);
   try {
-    return formatCommerceDate(instant, edge);
+    return formatCommerceDate(instant, edge, edge);
   } catch (error) {
     if (!(error instanceof PayError)) throw error;
     throw new UsageError(`--${edge} '${value}' is not a real date and time (within the years 1000 to 9999): ${FORMS}.`, command);

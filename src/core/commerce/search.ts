@@ -1,4 +1,5 @@
 import { invalidInput } from '../errors.js';
+import { isWellFormedText } from '../well-formed.js';
 import type { CommerceSearchCriteria } from './schemas.js';
 
 /** Which orders: every filter given must hold (each goes in its own filter group, and groups AND). */
@@ -53,10 +54,16 @@ export interface NormalizedFilter {
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
-/** A Date in UTC, or a checked `YYYY-MM-DD HH:MM:SS` string, as the platform's timestamp format. */
-export function formatCommerceDate(value: string | Date, field = 'date'): string {
+/**
+ * A Date in UTC, or a checked `YYYY-MM-DD HH:MM:SS` string, as the platform's timestamp format. The platform
+ * keeps whole seconds, so a Date within a second is moved to the whole second on the bound's side: a lower
+ * bound (`edge: 'from'`) up, else down. Cut down, `from 12:00:00.5` would take an order placed at 12:00:00.
+ */
+export function formatCommerceDate(value: string | Date, field = 'date', edge: 'from' | 'to' = 'to'): string {
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime())) throw invalidInput(field, `${field} is an invalid Date.`);
+    const millisecond = value.getUTCMilliseconds();
+    if (edge === 'from' && millisecond > 0) value = new Date(value.getTime() + 1000 - millisecond);
     const year = value.getUTCFullYear();
     if (year < 1000 || year > 9999) throw invalidInput(field, `${field} must be within the years 1000 to 9999.`);
     return `${year}-${pad(value.getUTCMonth() + 1)}-${pad(value.getUTCDate())} ${pad(value.getUTCHours())}:${pad(value.getUTCMinutes())}:${pad(value.getUTCSeconds())}`;
@@ -79,11 +86,28 @@ function positiveInteger(field: string, value: unknown): number | undefined {
   return value;
 }
 
+/** Longer than any status code or order number a platform keeps (Magento's columns hold 32 and 50). */
+const MAX_CODE_LENGTH = 255;
+
+/**
+ * A code sent as a filter value as it is: not blank, no surrounding space (it would match nothing, and the
+ * run would report no orders as if none had the status), sendable as UTF-8, and of a plausible length (a
+ * very long one would come back as the platform's 414 or 431, blamed on its URL).
+ */
+function codeProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.trim() === '') return 'must be a non-empty string';
+  if (value.trim() !== value) return 'must not begin or end with whitespace';
+  if (!isWellFormedText(value)) return 'must be well-formed text (it holds half of a UTF-16 surrogate pair)';
+  if (value.length > MAX_CODE_LENGTH) return `must be at most ${MAX_CODE_LENGTH} characters (got ${value.length})`;
+  return undefined;
+}
+
+const shown = (value: unknown) => (typeof value === 'string' && value.length > 40 ? `${JSON.stringify(value.slice(0, 40))}…` : JSON.stringify(value));
+
 function statusValue(value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '' || value.includes(',')) {
-    throw invalidInput('status', `status must be a non-empty status code such as 'pending' (got ${JSON.stringify(value)}).`);
-  }
-  return value;
+  const problem = codeProblem(value) ?? ((value as string).includes(',') ? 'must be one status code: pass several as an array' : undefined);
+  if (problem) throw invalidInput('status', `status ${problem}, such as 'pending' (got ${shown(value)}).`);
+  return value as string;
 }
 
 /**
@@ -106,8 +130,8 @@ export function normalizeFilter(filter: OrderFilter & Pick<OrderSearch, 'increme
       out.status = statusValue(filter.status);
     }
   }
-  if (filter.createdFrom !== undefined) out.createdFrom = formatCommerceDate(filter.createdFrom, 'createdFrom');
-  if (filter.createdTo !== undefined) out.createdTo = formatCommerceDate(filter.createdTo, 'createdTo');
+  if (filter.createdFrom !== undefined) out.createdFrom = formatCommerceDate(filter.createdFrom, 'createdFrom', 'from');
+  if (filter.createdTo !== undefined) out.createdTo = formatCommerceDate(filter.createdTo, 'createdTo', 'to');
   if (out.createdFrom && out.createdTo && out.createdFrom > out.createdTo) {
     throw invalidInput('createdFrom', `createdFrom (${out.createdFrom}) is after createdTo (${out.createdTo}): no order could match.`);
   }
@@ -119,10 +143,11 @@ export function normalizeFilter(filter: OrderFilter & Pick<OrderSearch, 'increme
   if (filter.newOrUpdated !== undefined) {
     const { afterEntityId, updatedFrom } = filter.newOrUpdated ?? {};
     if (typeof afterEntityId !== 'number' || !Number.isSafeInteger(afterEntityId) || afterEntityId < 0) throw invalidInput('newOrUpdated', `newOrUpdated.afterEntityId must be an integer of 0 or more (got ${String(afterEntityId)}).`);
-    out.newOrUpdated = { afterEntityId, updatedFrom: formatCommerceDate(updatedFrom as string | Date, 'newOrUpdated.updatedFrom') };
+    out.newOrUpdated = { afterEntityId, updatedFrom: formatCommerceDate(updatedFrom as string | Date, 'newOrUpdated.updatedFrom', 'from') };
   }
   if (filter.incrementId !== undefined) {
-    if (typeof filter.incrementId !== 'string' || filter.incrementId.trim() === '') throw invalidInput('incrementId', `incrementId must be a non-empty order number such as '000000123' (got ${JSON.stringify(filter.incrementId)}).`);
+    const problem = codeProblem(filter.incrementId);
+    if (problem) throw invalidInput('incrementId', `incrementId ${problem}: an order number such as '000000123' (got ${shown(filter.incrementId)}).`);
     out.incrementId = filter.incrementId;
   }
   return out;

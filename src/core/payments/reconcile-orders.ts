@@ -119,8 +119,8 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
   if (typeof options !== 'object' || options === null || options.createdFrom === undefined || options.createdTo === undefined) {
     throw invalidInput('createdFrom', 'reconcileOrders needs a window: { createdFrom, createdTo } (Dates, or YYYY-MM-DD HH:MM:SS in UTC).');
   }
-  const createdFrom = formatCommerceDate(options.createdFrom, 'createdFrom');
-  const createdTo = formatCommerceDate(options.createdTo, 'createdTo');
+  const createdFrom = formatCommerceDate(options.createdFrom, 'createdFrom', 'from');
+  const createdTo = formatCommerceDate(options.createdTo, 'createdTo', 'to');
   if (createdFrom > createdTo) throw invalidInput('createdFrom', `createdFrom (${createdFrom}) is after createdTo (${createdTo}).`);
   const lookbehindMs = options.lookbehindMs ?? DEFAULT_LOOKBEHIND_MS;
   if (!Number.isSafeInteger(lookbehindMs) || lookbehindMs < 0) throw invalidInput('lookbehindMs', `lookbehindMs must be a whole number of milliseconds, 0 or more (got ${String(lookbehindMs)}).`);

@@ -5,6 +5,7 @@ import type { UpstreamResponse } from '../transport/index.js';
 import { Secret } from '../secret.js';
 import type { Logger } from '../types.js';
 import type { PaymentOutcome, StatusAuth } from './options.js';
+import { isWellFormedText } from '../well-formed.js';
 
 export interface StatusOptions {
   /** The payment's `payment_client_token` (from `mobile/checkout` or `checkout`), when the caller has it. */
@@ -40,10 +41,8 @@ const PAYMENT_ID = /^(?!\.{1,2}$)[^\s/?#\\]{1,200}$/;
 
 /** Whether a value is a payment id as it may go into a path (see checkPaymentId), without building an error. */
 export function isPaymentId(value: unknown): value is string {
-  return typeof value === 'string' && PAYMENT_ID.test(value) && !LONE_SURROGATE.test(value);
+  return typeof value === 'string' && PAYMENT_ID.test(value) && isWellFormedText(value);
 }
-/** Half a UTF-16 pair: no UTF-8 encoding, so encodeURIComponent would throw a URIError. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** A payment id as it may go into a path: 1 to 200 characters, no whitespace, slash, `?`, `#` or backslash, not `.` or `..`. */
 export function checkPaymentId(paymentId: unknown): string {

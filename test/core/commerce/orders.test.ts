@@ -129,6 +129,12 @@ describe('orders.search', () => {
     expect(ids(await pay.orders.search({ createdFrom: same, createdTo: '2031-05-05 10:00:01' }))).toEqual([201, 202, 203]);
     // A Date is formatted in UTC.
     expect(ids(await pay.orders.search({ createdFrom: new Date(Date.UTC(2031, 4, 5, 10, 0, 0)), createdTo: new Date('2031-05-05T12:00:00+02:00') }))).toEqual([201, 202]);
+    // The platform keeps whole seconds: a Date within one moves to the whole second inside the window.
+    const withinSecond = await pay.orders.search({ createdFrom: new Date('2031-05-05T09:59:59.001Z'), createdTo: new Date('2031-05-05T10:00:01.999Z') });
+    expect(ids(withinSecond)).toEqual([201, 202, 203]);
+    expect(withinSecond.search_criteria.filter_groups.map((group) => group.filters[0]!.value)).toEqual([same, '2031-05-05 10:00:01']);
+    // Within one second, after its whole second: no stored time can fall between them.
+    await expect(pay.orders.search({ createdFrom: new Date('2031-05-05T10:00:00.100Z'), createdTo: new Date('2031-05-05T10:00:00.500Z') })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'createdFrom' } });
   });
 
   it('combines status, dates and pages', async () => {
@@ -151,12 +157,25 @@ describe('orders.search', () => {
     [{ createdFrom: '2025-02-02 00:00:00', createdTo: '2025-02-01 00:00:00' }, 'createdFrom'],
     [{ status: '' }, 'status'],
     [{ status: 'a,b' }, 'status'],
+    // Would match nothing, and a sync would report no orders as if none had the status.
+    [{ status: ' pending' }, 'status'],
+    [{ incrementId: '000000042 ' }, 'incrementId'],
+    // Not sendable as UTF-8 (the echo check would then blame the platform).
+    [{ status: '\ud800' }, 'status'],
     [{ pageSize: 0 }, 'pageSize'],
     [{ currentPage: 1.5 }, 'currentPage'],
   ])('refuses %j with INVALID_INPUT', async (query, field) => {
     const error = await rejection(payFor(sb).orders.search(query as never));
     expect(error.code).toBe('INVALID_INPUT');
     expect(error.details).toEqual({ field });
+  });
+
+  it('refuses a status or order number too long to be one, before the platform answers 414 or 431 (blamed on its URL)', async () => {
+    for (const query of [{ status: 'x'.repeat(256) }, { incrementId: 'x'.repeat(100_000) }]) {
+      const error = await rejection(payFor(sb).orders.search(query));
+      expect(error.code).toBe('INVALID_INPUT');
+      expect(error.message).toMatch(/must be at most 255 characters \(got \d+\)/);
+    }
   });
 
   it('refuses a result whose search_criteria echo differs from what was sent', async () => {
