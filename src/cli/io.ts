@@ -60,13 +60,27 @@ type HelpOption = { help: { type: 'boolean'; short: string } };
 /** What `parse` returns (spelled out so declaration files can name it). */
 export type Parsed<T extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: T & HelpOption; allowPositionals: boolean; strict: true }>>;
 
-/** util.parseArgs with --help/-h added and its errors as UsageError. */
+/**
+ * util.parseArgs with --help/-h added and its errors as UsageError. An option that takes one value and is
+ * given twice is refused: parseArgs keeps the last, so `--from 2024-01-01 --from 2030-01-01` would run
+ * on 2030 without a word.
+ */
 export function parse<T extends Options>(command: string, args: string[], options: T, positionals = false): Parsed<T> {
+  let parsed;
   try {
-    return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: positionals, strict: true });
+    parsed = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: positionals, strict: true, tokens: true });
   } catch (error) {
     throw new UsageError((error as Error).message.replace(/\. To specify a positional.*$/s, '.'), command);
   }
+  const seen = new Set<string>();
+  for (const token of parsed.tokens) {
+    const option = token.kind === 'option' ? options[token.name] : undefined;
+    if (token.kind !== 'option' || option?.type !== 'string' || option.multiple) continue;
+    if (seen.has(token.name)) throw new UsageError(`--${token.name} was given twice (${JSON.stringify(token.rawName)} again); give it once, with the value you mean.`, command);
+    seen.add(token.name);
+  }
+  const { tokens: _tokens, ...result } = parsed;
+  return result as unknown as Parsed<T>;
 }
 
 /**

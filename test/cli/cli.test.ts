@@ -80,6 +80,12 @@ describe('paywidget CLI', () => {
     [['orders', 'sync', '--from', '0050-01-01'], 2, 'stderr', /--from '0050-01-01' is not a real date and time \(within the years 1000 to 9999\)/],
     [['orders', 'sync', '--from', '2025-03-02', '--to', '2025-03-01'], 2, 'stderr', /--from \(2025-03-02 00:00:00 UTC\) is after --to \(2025-03-01 23:59:59 UTC\)/],
     [['orders', 'sync', '--status', 'pending,complete'], 2, 'stderr', /--status must be one status code[\s\S]*repeat --status/],
+    [['orders', 'sync', '--status', ' pending'], 2, 'stderr', /--status must be one status code such as 'pending' \(got ' pending'\)/],
+    // parseArgs keeps the last: the run would go on with 2030 without a word.
+    [['orders', 'sync', '--from', '2024-01-01', '--from', '2030-01-01'], 2, 'stderr', /--from was given twice \("--from" again\); give it once[\s\S]*paywidget orders sync --help/],
+    [['reconcile', '--from', '2025-03-01', '--to', '2025-03-02', '--to=2025-03-03'], 2, 'stderr', /--to was given twice/],
+    // The platform keeps whole seconds: --from moves up to the next one, --to down.
+    [['orders', 'sync', '--from', '2025-03-01T00:00:00.5Z', '--to', '2025-03-01T00:00:00.9Z'], 2, 'stderr', /--from \(2025-03-01 00:00:01 UTC\) is after --to \(2025-03-01 00:00:00 UTC\)/],
     [['orders', 'sync', '--checkpoint', ''], 2, 'stderr', /--checkpoint needs a file name[\s\S]*paywidget orders sync --help/],
     [['orders', 'sync', '--out', ''], 2, 'stderr', /--out needs a file name/],
     [['reconcile', '--from', '2025-03-02', '--to', '2025-02-30'], 2, 'stderr', /--to '2025-02-30' is not a real date/],

@@ -107,7 +107,7 @@ ${ENVIRONMENT}`,
     });
     if (values.help) return printHelp(io, this);
     const pageSize = wholeNumber(path, 'page-size', values['page-size'], 'a positive integer', 1);
-    const bad = values.status?.find((s) => s.trim() === '' || s.includes(','));
+    const bad = values.status?.find((s) => s.trim() !== s || s === '' || s.includes(','));
     if (bad !== undefined) throw new UsageError(`--status must be one status code such as 'pending' (got '${bad}'); repeat --status for several.`, path);
     const createdFrom = values.from === undefined ? undefined : parseCliDate(values.from, 'from', path);
     const createdTo = values.to === undefined ? undefined : parseCliDate(values.to, 'to', path);
