@@ -11,7 +11,7 @@ export type { PaymentOptions, CommerceOptions, HttpOptions } from './core/config
 export { WebhookVerificationError, WebhookHandlerError } from './core/webhooks/index.js';
 export type {
   Webhooks, VerifySafeResult, VerifyInput, VerifiedWebhook, WebhookVerificationCode,
-  WebhookEvent, WebhookHandler, WebhookErrorHandler, WebhookFailure, WebhookOptions, DrainOptions,
+  WebhookEvent, WebhookHandler, WebhookHandlerOf, WebhookErrorHandler, WebhookFailure, WebhookOptions, DrainOptions,
 } from './core/webhooks/index.js';
 export { MemoryClaimStore, type MemoryClaimStoreOptions, type ClaimStore, type ClaimResult, type StoreOptions } from './core/stores/index.js';
 export { CommerceError, checkoutFromOrder, type MagentoErrorBody } from './core/commerce/index.js';

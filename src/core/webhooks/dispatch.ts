@@ -17,6 +17,9 @@ export interface WebhookEvent {
 
 /** May be async; throwing (or rejecting) answers the delivery 500 so the sender retries it. */
 export type WebhookHandler = (event: WebhookEvent) => unknown;
+
+/** A handler registered for some types: the event it gets is of one of them. */
+export type WebhookHandlerOf<Type extends string> = (event: WebhookEvent & { readonly type: Type }) => unknown;
 /** One failure of one handler (or of the `eventType` extractor) for one event. */
 export interface WebhookFailure {
   /** What the handler threw (a non-Error value arrives wrapped, as `cause`). */
@@ -27,7 +30,7 @@ export interface WebhookFailure {
 export type WebhookErrorHandler = (failure: WebhookFailure) => unknown;
 
 export interface Dispatcher {
-  on(type: string | readonly string[], handler: WebhookHandler): () => void;
+  on<Type extends string>(type: Type | readonly Type[], handler: WebhookHandlerOf<Type>): () => void;
   onAny(handler: WebhookHandler): () => void;
   onError(handler: WebhookErrorHandler): () => void;
   /**
@@ -65,7 +68,8 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
       const removers = types.map((t) => {
         let list = byType.get(t);
         if (!list) byType.set(t, (list = []));
-        return add(list, handler);
+        // Run only for events of type t, so the narrower event it takes is the one it gets.
+        return add(list, handler as WebhookHandler);
       });
       return () => removers.forEach((remove) => remove());
     },

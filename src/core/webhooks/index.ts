@@ -5,7 +5,7 @@ import type { Secret } from '../secret.js';
 import type { ClaimStore } from '../stores/claim-store.js';
 import type { Logger } from '../types.js';
 import { BackgroundWrites } from './background-writes.js';
-import { createDispatcher, type WebhookErrorHandler, type WebhookHandler } from './dispatch.js';
+import { createDispatcher, type WebhookErrorHandler, type WebhookHandler, type WebhookHandlerOf } from './dispatch.js';
 import { WebhookVerificationError, type WebhookVerificationCode } from './errors.js';
 import { selectHmac, type Hmac, type HmacFactory } from './hmac.js';
 import { resolveWebhookOptions, type WebhookOptions } from './options.js';
@@ -28,7 +28,7 @@ export interface Webhooks {
    * event fails, when the delivery is answered 500 and the sender's retry runs every handler again, those
    * that succeeded too (make them idempotent). Returns a function that removes it.
    */
-  on(type: string | readonly string[], handler: WebhookHandler): () => void;
+  on<Type extends string>(type: Type | readonly Type[], handler: WebhookHandlerOf<Type>): () => void;
   /** Runs `handler` for every event, whatever its type. */
   onAny(handler: WebhookHandler): () => void;
   /** Told when a handler failed; the delivery is still answered 500 so the sender retries. */
@@ -120,7 +120,7 @@ function drainTimeout(options: DrainOptions | undefined): number {
 }
 
 export { WebhookVerificationError, WebhookHandlerError, type WebhookVerificationCode } from './errors.js';
-export type { WebhookEvent, WebhookHandler, WebhookErrorHandler, WebhookFailure } from './dispatch.js';
+export type { WebhookEvent, WebhookHandler, WebhookHandlerOf, WebhookErrorHandler, WebhookFailure } from './dispatch.js';
 export type { WebhookOptions } from './options.js';
 export type { VerifiedWebhook, VerifyInput } from './verify.js';
 export { selectHmac, type Hmac, type HmacFactory } from './hmac.js';

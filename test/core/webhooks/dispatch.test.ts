@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { PayError, WebhookHandlerError, type WebhookEvent, type WebhookFailure } from 'paywidget-server';
 import { createDispatcher } from '../../../src/core/webhooks/dispatch.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
@@ -22,6 +22,23 @@ describe('handlers: on, onAny, onError, event types', () => {
       'succeeded:e1', 'any:payment.succeeded', 'ended:payment.failed', 'any:payment.failed',
       'ended:payment.canceled', 'any:payment.canceled', 'any:undefined', 'any:undefined',
     ]);
+  });
+
+  it("a handler registered for types gets an event typed as one of them (tsc checks the types)", async () => {
+    const { pay } = payWithClock();
+    const seen: string[] = [];
+    pay.webhooks.on('payment.succeeded', (e) => {
+      expectTypeOf(e.type).toEqualTypeOf<'payment.succeeded'>();
+      seen.push(e.type);
+    });
+    pay.webhooks.on(['payment.failed', 'payment.canceled'], (e) => {
+      expectTypeOf(e.type).toEqualTypeOf<'payment.failed' | 'payment.canceled'>();
+      seen.push(e.type);
+    });
+    pay.webhooks.onAny((e) => expectTypeOf(e.type).toEqualTypeOf<string | undefined>());
+    await post(pay, delivery(paid, { eventId: 'e1' }));
+    await post(pay, delivery({ type: 'payment.canceled' }, { eventId: 'e2' }));
+    expect(seen).toEqual(['payment.succeeded', 'payment.canceled']);
   });
 
   it('handlers get a frozen { id, type, payload, timestamp }', async () => {
