@@ -33,7 +33,7 @@ export interface OrderSyncOptions extends Omit<OrderFilter, 'afterEntityId'> {
   /** Name of the position in the checkpoint store; runs with the same name continue from each other, one at a time (an overlapping run is refused: SYNC_IN_PROGRESS). */
   checkpoint: string;
   /** Called once per order, in entity_id order; the next order waits for it. A throw stops the run (position kept). */
-  onOrder: (order: CommerceOrder) => void | Promise<void>;
+  onOrder: (order: CommerceOrder) => unknown;
   /** Called after each page with the counts so far. */
   onProgress?: (progress: OrderSyncProgress) => void;
   pageSize?: number;
