@@ -45,7 +45,7 @@ interface GuardState {
   /** Event id → its lease, then done. */
   events: Map<string, { done: boolean; expires: number }>;
   /** Payment id → the best status seen (the ledger). */
-  payments: Map<string, { status: string; orderId?: string; amount?: number; currency?: string; at: number }>;
+  payments: Map<string, { status: string; orderId: string | undefined; amount: number | undefined; currency: string | undefined; at: number }>;
 }
 
 const STATUS_RANK: Record<string, number> = { succeeded: 2, failed: 1 };

@@ -7,7 +7,7 @@ export interface CliIo {
   stderr: Writable & { isTTY?: boolean; columns?: number };
   env: Record<string, string | undefined>;
   /** Aborted on SIGINT / SIGTERM: long commands stop cleanly and save their position. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /**

@@ -17,45 +17,45 @@ const ENV_NAMES: Record<string, string> = {
 };
 
 export interface PaymentOptions {
-  apiUrl?: string;
-  merchantId?: string;
-  apiKey?: string;
+  apiUrl?: string | undefined;
+  merchantId?: string | undefined;
+  apiKey?: string | undefined;
   /** One signing secret, or several while rotating (any one verifies). Env: comma-separated. */
-  webhookSecret?: string | string[];
+  webhookSecret?: string | string[] | undefined;
 }
 
 export interface CommerceOptions {
-  url?: string;
-  username?: string;
-  password?: string;
-  scope?: string;
-  readMethod?: 'GET' | 'POST';
+  url?: string | undefined;
+  username?: string | undefined;
+  password?: string | undefined;
+  scope?: string | undefined;
+  readMethod?: 'GET' | 'POST' | undefined;
   /** How long the platform's admin tokens live (4 hours by default, Magento's `admin_token_lifetime`). */
-  tokenLifetimeMs?: number;
+  tokenLifetimeMs?: number | undefined;
 }
 
 export interface HttpOptions {
   /** Time-out of one attempt, response body included. */
-  attemptTimeoutMs?: number;
+  attemptTimeoutMs?: number | undefined;
   /** Deadline for a whole call, retries and back-off included. */
-  totalTimeoutMs?: number;
+  totalTimeoutMs?: number | undefined;
   /** Retries after the first attempt, on connection errors, time-outs, 5xx and 429. */
-  maxRetries?: number;
-  backoffBaseMs?: number;
-  backoffMaxMs?: number;
+  maxRetries?: number | undefined;
+  backoffBaseMs?: number | undefined;
+  backoffMaxMs?: number | undefined;
   /** The longest `Retry-After` honoured; a longer one ends the retries. */
-  retryAfterMaxMs?: number;
+  retryAfterMaxMs?: number | undefined;
   /**
    * `'auto'` (default): `node:http` on Node, `fetch` elsewhere. `'fetch'`: always fetch, e.g. when your
    * egress goes through undici's global dispatcher (a ProxyAgent) or your tests intercept it with MockAgent.
    */
-  transport?: 'auto' | 'fetch';
+  transport?: 'auto' | 'fetch' | undefined;
 }
 
 export interface ConfigOptions {
-  payment?: PaymentOptions;
-  commerce?: CommerceOptions;
-  http?: HttpOptions;
+  payment?: PaymentOptions | undefined;
+  commerce?: CommerceOptions | undefined;
+  http?: HttpOptions | undefined;
   /** Where fallbacks are read from; defaults to `process.env`. */
   env?: Record<string, string | undefined>;
 }

@@ -47,7 +47,7 @@ export type PayErrorCode = keyof typeof ERROR_STATUS;
 export interface PayErrorOptions {
   cause?: unknown;
   /** Extra facts for code (never secrets), e.g. `{ field: 'amount' }`. */
-  details?: Record<string, unknown>;
+  details?: Record<string, unknown> | undefined;
   /** Overrides the status from the table; only for errors that carry someone else's status. */
   status?: number;
 }

@@ -20,7 +20,7 @@ export interface UpstreamCall {
   headers?: Record<string, string>;
   body?: string;
   /** Per-call overrides of the configured policy, e.g. no retries for a token call. */
-  policy?: Partial<HttpPolicy>;
+  policy?: Partial<HttpPolicy> | undefined;
   /**
    * False for a call that must not run twice (minting a token): retried only when the service surely did
    * not act on it (the connection was refused, or it answered 429 or 503), never after a time-out, a
@@ -33,7 +33,7 @@ export interface UpstreamCall {
    * that body reaches errors, logs and (a mint refusal) the browser.
    */
   secrets?: readonly string[];
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 const textDecoder = new TextDecoder();

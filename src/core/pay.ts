@@ -20,24 +20,24 @@ export interface PayOptions extends ConfigOptions {
    * Decides what the shopper owes for a `POST /widget-token` request, from the server's own records.
    * Without it, a configured commerce platform decides: the body names the order (`{ order_id }`).
    */
-  resolveCheckout?: ResolveCheckout;
+  resolveCheckout?: ResolveCheckout | undefined;
   /** Runs before every route that acts for a shopper; return true to let the request through, false to answer 401. */
-  authorize?: Authorize;
+  authorize?: Authorize | undefined;
   /** pino-compatible; by default warnings and errors go to the console (`silentLogger` mutes the library). */
-  logger?: Logger;
+  logger?: Logger | undefined;
   /** Clock in milliseconds, for tests. */
-  now?: () => number;
+  now?: (() => number) | undefined;
   /**
    * Largest request body the JSON routes read, in bytes (1 MiB by default); past it they answer 413.
    * Webhooks take it too, unless `webhooks.maxBodyBytes` sets theirs.
    */
-  maxBodyBytes?: number;
+  maxBodyBytes?: number | undefined;
   /** Webhook verification and deduplication (tolerance, body limit, retention, lease, event type). */
-  webhooks?: WebhookOptions;
+  webhooks?: WebhookOptions | undefined;
   /** Shared state; in memory by default (one instance). */
-  stores?: StoreOptions;
+  stores?: StoreOptions | undefined;
   /** Payment status reads and reconciliation (terminal statuses, status credential, poll budget, webhook extractor). */
-  payments?: PaymentsOptions;
+  payments?: PaymentsOptions | undefined;
 }
 
 export interface Pay extends Router {

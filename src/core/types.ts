@@ -18,7 +18,7 @@ export interface PayRequest {
   /** The body was read before the library got it and nothing kept it (a Fetch Request's `bodyUsed`). */
   bodyUsed?: boolean;
   /** The adapter that built the request, so an error names the fix in that framework. */
-  framework?: Framework;
+  framework?: Framework | undefined;
 }
 
 /** What the core router answers. `body` is sent as it is. */

@@ -5,16 +5,16 @@ export const WIDGET_SCRIPT_PATH = '/widget/v1/paywidget.js';
 
 export interface WidgetScriptTagOptions {
   /** Origin of the widget host, e.g. `https://widget.pay.example`. Default: `PAY_WIDGET_HOST`. */
-  widgetHost?: string;
+  widgetHost?: string | undefined;
   /** The sha384 hash published for the script, `sha384-<base64>`. Default: `PAY_WIDGET_INTEGRITY`. */
-  integrity?: string;
+  integrity?: string | undefined;
   /**
    * The payment API (`payment.apiUrl` of createPay), only to refuse a widget host that is the API host:
    * the checkout is created on the host the loader came from. Default: `PAY_API_URL`.
    */
-  apiUrl?: string;
+  apiUrl?: string | undefined;
   /** A CSP nonce for the `<script>` tag, if your page's Content-Security-Policy uses one. */
-  nonce?: string;
+  nonce?: string | undefined;
   /** Where the fallbacks are read; `process.env` by default. */
   env?: Record<string, string | undefined>;
 }

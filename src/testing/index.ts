@@ -6,12 +6,12 @@ export interface SignWebhookOptions<Payload = unknown> {
   payload: Payload;
   secret: string;
   /** Unix seconds; defaults to now. */
-  timestamp?: number | string;
+  timestamp?: number | string | undefined;
   /**
    * Defaults to the payload's `id` when it is a string, as the payment service sends it (also read from a
    * string or bytes payload that is JSON); else a fresh `evt_` id.
    */
-  eventId?: string;
+  eventId?: string | undefined;
 }
 
 /** The body to send as it is (the signature covers its exact bytes): a string unless the payload was bytes. */

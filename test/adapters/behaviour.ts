@@ -51,7 +51,7 @@ export interface AdapterCase {
 
 export async function fetchSender(baseUrl: string): Promise<MountedApp['send']> {
   return async ({ method, path, headers, body }) => {
-    const response = await fetch(baseUrl + path, { method, headers, body: body as BodyInit | undefined });
+    const response = await fetch(baseUrl + path, { method, headers: headers ?? {}, body: (body as BodyInit | undefined) ?? null });
     return { status: response.status, headers: response.headers, text: await response.text() };
   };
 }

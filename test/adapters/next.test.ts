@@ -16,7 +16,7 @@ async function appRouter(pay: Pay): Promise<MountedApp> {
   const handlers = createRouteHandlers(pay);
   return {
     async send({ method, path, headers, body }) {
-      const request = new Request(`http://shop.test/api/pay${path}`, { method, headers, body: body as BodyInit | undefined });
+      const request = new Request(`http://shop.test/api/pay${path}`, { method, headers: headers ?? {}, body: (body as BodyInit | undefined) ?? null });
       const params = matchCatchAll(new URL(request.url).pathname) || {};
       // Next answers HEAD with the GET handler when the file exports no HEAD.
       const response = await handlers[(method === 'HEAD' ? 'GET' : method) as 'GET' | 'POST' | 'OPTIONS'](request, { params: Promise.resolve(params) });
@@ -119,7 +119,7 @@ describe('Next App Router: a handler called without its route context', () => {
     const POST = async (request: Request) => handlers.POST(request, undefined as never);
     const GET = async (request: Request) => handlers.GET(request, {} as never);
     for (const [method, call] of [['POST', POST], ['GET', GET]] as const) {
-      const request = new Request(`http://shop.test/api/pay/${method === 'POST' ? 'widget-token' : 'payments/pay_1'}`, { method, headers: { 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+      const request = new Request(`http://shop.test/api/pay/${method === 'POST' ? 'widget-token' : 'payments/pay_1'}`, { method, headers: { 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : null });
       const response = await call(request);
       expect(response.status).toBe(500);
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);

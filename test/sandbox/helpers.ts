@@ -10,14 +10,14 @@ export interface JsonResponse {
   json: any;
 }
 
-export async function call(url: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<JsonResponse> {
+export async function call(url: string, init: { method?: string | undefined; body?: unknown; headers?: Record<string, string> | undefined } = {}): Promise<JsonResponse> {
   const headers: Record<string, string> = { ...init.headers };
   let body: string | undefined;
   if (init.body !== undefined) {
     body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
     headers['content-type'] ??= 'application/json';
   }
-  const response = await fetch(url, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+  const response = await fetch(url, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, body: body ?? null });
   const text = await response.text();
   let json: unknown;
   try {

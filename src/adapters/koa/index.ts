@@ -9,7 +9,7 @@ import { handleNodeRequest, type ParsedBodyHolder } from '../node/index.js';
 
 export interface PayRouterOptions {
   /** Where the routes live, e.g. '/pay'. */
-  prefix?: string;
+  prefix?: string | undefined;
 }
 
 /**

@@ -12,7 +12,7 @@ type RouteHandler = (request: Request, context: RouteContext) => Promise<Respons
 
 export interface RouteHandlerOptions {
   /** Name of the catch-all segment: `app/api/pay/[...path]/route.ts` → 'path'. */
-  param?: string;
+  param?: string | undefined;
 }
 
 /**

@@ -13,7 +13,7 @@ type PagesRequest = IncomingMessage & { query: Partial<Record<string, string | s
 
 export interface PagesHandlerOptions {
   /** Name of the catch-all segment: `pages/api/pay/[...path].ts` → 'path'. */
-  param?: string;
+  param?: string | undefined;
 }
 
 /**

@@ -14,7 +14,7 @@ export interface ParsedBodyHolder {
 
 /** Where a request came from: the framework (named in errors) and where its body parser may have left the body. */
 export interface NodeRequestSource {
-  framework?: Framework;
+  framework?: Framework | undefined;
   /** `req` by default. */
   parsed?: ParsedBodyHolder;
 }
@@ -50,7 +50,7 @@ export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBy
 
 async function readStream(req: IncomingMessage, limit: number): Promise<Buffer> {
   try {
-    return await getRawBody(req, { limit, length: req.headers['content-length'] });
+    return await getRawBody(req, { limit, length: req.headers['content-length'] ?? null });
   } catch (error) {
     // raw-body leaves the stream paused part-way; read the rest and discard it (as body-parser does), else a
     // keep-alive connection never finishes this request and the next one waits until requestTimeout.

@@ -71,10 +71,10 @@ export function describeMagentoError(body: MagentoErrorBody): string {
 }
 
 export interface CommerceErrorOptions {
-  upstreamStatus?: number;
-  body?: MagentoErrorBody;
+  upstreamStatus?: number | undefined;
+  body?: MagentoErrorBody | undefined;
   cause?: unknown;
-  details?: Record<string, unknown>;
+  details?: Record<string, unknown> | undefined;
 }
 
 /**

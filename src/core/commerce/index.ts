@@ -21,7 +21,7 @@ export type {
 /** `pay.orders`: the merchant's orders on the commerce platform. */
 export interface Orders {
   /** One order by `entity_id`; ORDER_NOT_FOUND (404) when there is none. `signal` stops the wait (the login too). */
-  get(entityId: number | string, options?: { signal?: AbortSignal }): Promise<CommerceOrder>;
+  get(entityId: number | string, options?: { signal?: AbortSignal | undefined }): Promise<CommerceOrder>;
   /** One page of a search (100 orders unless pageSize says otherwise), sorted by entity_id ascending, its echo checked against what was sent. */
   search(query?: OrderSearch): Promise<CommerceSearchResult>;
   /** Every matching order, entity_id ascending, across pages fetched a few at a time. */
@@ -33,8 +33,8 @@ export interface Orders {
 export interface OrdersDeps {
   http: HttpPolicy;
   logger: Logger;
-  now?: () => number;
-  stores?: { checkpoints?: CheckpointStore; adminTokens?: AdminTokenStore };
+  now?: (() => number) | undefined;
+  stores?: { checkpoints?: CheckpointStore | undefined; adminTokens?: AdminTokenStore | undefined } | undefined;
 }
 
 /** The orders API over one commerce configuration; createPay builds it, and so does the CLI (no payment options needed). */

@@ -12,11 +12,11 @@ import { buildSearch, echoMismatch, normalizeFilter, searchQuery, type OrderFilt
 
 export interface OrderIterateOptions extends OrderFilter {
   /** Orders per page (default 100; lowered automatically to a platform's cap). */
-  pageSize?: number;
+  pageSize?: number | undefined;
   /** Pages fetched ahead while the current one is consumed (default 6; 1 = one at a time). */
-  prefetch?: number;
+  prefetch?: number | undefined;
   /** Stops the iteration before the next order (it throws the signal's reason, as fetch does) and cancels the pages in flight. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** `items[3] (entity_id 157).grand_total: expected number` for the first few issues: a page's order named by its id. */
@@ -90,7 +90,7 @@ export class OrderReader {
     readonly logger: Logger,
   ) {}
 
-  async get(entityId: number | string, options?: { signal?: AbortSignal }): Promise<CommerceOrder> {
+  async get(entityId: number | string, options?: { signal?: AbortSignal | undefined }): Promise<CommerceOrder> {
     const id = toEntityId(entityId);
     const response = await this.client.read(`/orders/${id}`, undefined, options?.signal);
     if (response.status === 404) {

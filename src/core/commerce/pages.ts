@@ -14,9 +14,9 @@ export interface OrderPage {
 }
 
 export interface PageOptions {
-  pageSize?: number;
-  prefetch?: number;
-  signal?: AbortSignal;
+  pageSize?: number | undefined;
+  prefetch?: number | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 /** What the paging needs of the order reader. */

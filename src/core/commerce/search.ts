@@ -5,27 +5,27 @@ import type { CommerceSearchCriteria } from './schemas.js';
 /** Which orders: every filter given must hold (each goes in its own filter group, and groups AND). */
 export interface OrderFilter {
   /** `status` equal to this, or (an array) to any of these. */
-  status?: string | readonly string[];
+  status?: string | readonly string[] | undefined;
   /** `created_at` at or after this instant: `YYYY-MM-DD HH:MM:SS` (the platform's UTC) or a Date (formatted in UTC). */
-  createdFrom?: string | Date;
+  createdFrom?: string | Date | undefined;
   /** `created_at` at or before this instant (inclusive, like Magento's `to`). */
-  createdTo?: string | Date;
+  createdTo?: string | Date | undefined;
   /** Only orders whose `entity_id` is greater than this (resuming, or paging by key). */
-  afterEntityId?: number;
+  afterEntityId?: number | undefined;
   /**
    * Only orders new since `afterEntityId` or changed since `updatedFrom` (`updated_at` at or after it): how a
    * sync by status reads again, since an order can enter the status long after it was created.
    */
-  newOrUpdated?: { afterEntityId: number; updatedFrom: string | Date };
+  newOrUpdated?: { afterEntityId: number; updatedFrom: string | Date } | undefined;
 }
 
 export interface OrderSearch extends OrderFilter {
   /** The order with this `increment_id`: the order number the shopper sees, e.g. '000000123'. */
-  incrementId?: string;
+  incrementId?: string | undefined;
   /** Orders per page (default 100: Magento itself would answer every match at once). */
-  pageSize?: number;
+  pageSize?: number | undefined;
   /** 1-based page number. */
-  currentPage?: number;
+  currentPage?: number | undefined;
 }
 
 export interface SentFilter {
@@ -194,7 +194,7 @@ export function searchQuery(request: SearchRequest): URLSearchParams {
   return query;
 }
 
-const show = (f: { field: string; value: string; condition_type?: string }) => `${f.field} ${f.condition_type ?? 'eq'} '${f.value}'`;
+const show = (f: { field: string; value: string; condition_type?: string | undefined }) => `${f.field} ${f.condition_type ?? 'eq'} '${f.value}'`;
 
 /**
  * Undefined when the platform echoed what was sent; otherwise what differs. A platform that dropped

@@ -35,17 +35,17 @@ export interface OrderSyncOptions extends Omit<OrderFilter, 'afterEntityId'> {
   /** Called once per order, in entity_id order; the next order waits for it. A throw stops the run (position kept). */
   onOrder: (order: CommerceOrder) => unknown;
   /** Called after each page with the counts so far. */
-  onProgress?: (progress: OrderSyncProgress) => void;
-  pageSize?: number;
-  prefetch?: number;
+  onProgress?: ((progress: OrderSyncProgress) => void) | undefined;
+  pageSize?: number | undefined;
+  prefetch?: number | undefined;
   /** Stops after the order being delivered; the position is saved and the summary says `complete: false`. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * The saved position does not pass an order created less than this long ago (default 60 s; 0 turns it
    * off). Magento hands out entity_ids at insert, not at commit: a checkout that commits after a higher id
    * was read would lie behind the position for good. Orders this young are delivered again by the next run.
    */
-  settleMs?: number;
+  settleMs?: number | undefined;
 }
 
 const DEFAULT_SETTLE_MS = 60_000;

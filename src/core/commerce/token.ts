@@ -13,7 +13,7 @@ export interface AdminTokenDeps {
   logger: Logger;
   store: AdminTokenStore;
   /** Clock in milliseconds, for this instance's own copy of the token; `Date.now` by default. */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 /** How often an instance waiting for another instance's refresh looks for the new token. */

@@ -12,21 +12,21 @@ export interface PaymentsOptions {
    * Statuses that end a payment, compared without regard to case. Each list given replaces its
    * default (spread DEFAULT_TERMINAL_STATUSES to extend one).
    */
-  terminalStatuses?: { confirmed?: readonly string[]; failed?: readonly string[] };
+  terminalStatuses?: { confirmed?: readonly string[] | undefined; failed?: readonly string[] | undefined } | undefined;
   /**
    * The credential of `GET /api/v1/payments/{id}/status` (DESIGN.md decision 8):
    * `'client-token-or-merchant'` (default) sends the payment client token when the caller has it,
    * otherwise the merchant credentials; `'merchant'` always the merchant credentials; `'client-token'`
    * only the client token (a call without one is refused, so the sweep cannot poll).
    */
-  statusAuth?: StatusAuth;
+  statusAuth?: StatusAuth | undefined;
   /** How long `reconcile()` and `POST /payments/:paymentId/reconcile` poll before answering needs_reconciliation. Default 10 s. */
-  pollBudgetMs?: number;
+  pollBudgetMs?: number | undefined;
   /** First pause between polls (default 250 ms); it doubles up to pollMaxIntervalMs (default 4 s), with jitter. */
-  pollIntervalMs?: number;
-  pollMaxIntervalMs?: number;
+  pollIntervalMs?: number | undefined;
+  pollMaxIntervalMs?: number | undefined;
   /** Reads `{ paymentId, status, orderId?, amount?, currency? }` from a webhook payload, or undefined when it is about no payment. */
-  extractPayment?: ExtractPayment;
+  extractPayment?: ExtractPayment | undefined;
 }
 
 export type StatusAuth = 'client-token-or-merchant' | 'merchant' | 'client-token';

@@ -10,7 +10,7 @@ export interface PruneLedgerOptions {
    */
   olderThan: number;
   /** Stops the pruning between entries; the report then says `complete: false`. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface PruneLedgerReport {

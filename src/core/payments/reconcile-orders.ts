@@ -11,17 +11,17 @@ export interface ReconcileOrdersOptions {
   createdFrom: string | Date;
   createdTo: string | Date;
   /** Told about each disagreement as it is found (awaited; throwing stops the walk). */
-  onFinding?: (finding: OrderFinding) => unknown;
+  onFinding?: ((finding: OrderFinding) => unknown) | undefined;
   /**
    * Orders created up to this long before `createdFrom` are read too, in pages, so that a payment
    * confirmed inside the window for an order placed just before it is checked against that order (not
    * counted among the window's). The order of a payment that took longer is looked up on its own, one
    * request each. Default 24 hours.
    */
-  lookbehindMs?: number;
+  lookbehindMs?: number | undefined;
   /** Whether the platform considers the order paid. Default: `total_paid` > 0, or state processing, complete or closed. */
-  isPaid?: (order: CommerceOrder) => boolean;
-  signal?: AbortSignal;
+  isPaid?: ((order: CommerceOrder) => boolean) | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 export type OrderFindingKind =

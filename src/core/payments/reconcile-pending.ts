@@ -6,13 +6,13 @@ import type { LearnedHere, ReconcileOptions, ReconcileResult } from './reconcile
 
 export interface ReconcilePendingOptions {
   /** Only payments the ledger first heard of at least this long ago (ms); default 0, every one. */
-  olderThan?: number;
+  olderThan?: number | undefined;
   /** Payments polled at once (default 4). */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /** Poll budget per payment (default 0: one poll each; the sweep is meant to run again later). */
-  budgetMs?: number;
+  budgetMs?: number | undefined;
   /** Stops the sweep: no new payment is started; those in flight finish. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** A payment whose status moved between the sweep's listing and its poll. */

@@ -8,9 +8,9 @@ import { checkPaymentId, toClientToken, type PaymentStatus, type StatusOptions }
 
 export interface ReconcileOptions extends StatusOptions {
   /** How long to poll for a terminal status (default `payments.pollBudgetMs`, 10 s). 0 polls once, with the usual HTTP time-outs. */
-  budgetMs?: number;
+  budgetMs?: number | undefined;
   /** Stops polling early; the answer is then needs_reconciliation (unless the ledger already knows). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export type ReconcileOutcome = 'confirmed' | 'failed' | 'needs_reconciliation';

@@ -9,9 +9,9 @@ import { isWellFormedText } from '../well-formed.js';
 
 export interface StatusOptions {
   /** The payment's `payment_client_token` (from `mobile/checkout` or `checkout`), when the caller has it. */
-  clientToken?: string | Secret;
+  clientToken?: string | Secret | undefined;
   /** Stops the call, and its retries, at once. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** What the status endpoint said, with the library's reading of it. Holds no credential. */

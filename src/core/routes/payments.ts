@@ -12,7 +12,7 @@ export interface PaymentRoutesDeps extends JsonRouteDeps {
 }
 
 /** The optional money facts, in the routes' snake_case. */
-function facts(source: { orderId?: string; amount?: number; currency?: string }): Record<string, unknown> {
+function facts(source: { orderId?: string | undefined; amount?: number | undefined; currency?: string | undefined }): Record<string, unknown> {
   return {
     ...(source.orderId === undefined ? {} : { order_id: source.orderId }),
     ...(source.amount === undefined ? {} : { amount: source.amount }),

@@ -28,7 +28,7 @@ export interface AdminTokenStore {
 
 export interface MemoryAdminTokenStoreOptions {
   /** Clock in milliseconds (the pay instance's `now`); `Date.now` by default. */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 /** Tokens in this process's memory (right for one instance); kept as Secrets so nothing prints them. */

@@ -26,7 +26,7 @@ export interface CheckpointStore {
 
 export interface MemoryCheckpointStoreOptions {
   /** Clock in milliseconds, for lock expiry; `Date.now` by default. */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 /** Checkpoints in this process's memory: a restarted process starts over. Use a shared or file store to resume across restarts. */

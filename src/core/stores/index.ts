@@ -13,11 +13,11 @@ export { MemoryLedgerStore, type MemoryLedgerStoreOptions } from './memory-ledge
 /** Where state shared between requests lives; in memory by default. */
 export interface StoreOptions {
   /** Claims for webhook deduplication and the replay guard. */
-  claims?: ClaimStore;
+  claims?: ClaimStore | undefined;
   /** Positions of `pay.orders.sync()` runs, by checkpoint name. */
-  checkpoints?: CheckpointStore;
+  checkpoints?: CheckpointStore | undefined;
   /** The commerce platform's admin token, shared by the instances that use the same store. */
-  adminTokens?: AdminTokenStore;
+  adminTokens?: AdminTokenStore | undefined;
   /** The payment ledger (outcomes from polls and webhooks); share it across instances so a sweep or the CLI sees every payment. */
-  ledger?: LedgerStore;
+  ledger?: LedgerStore | undefined;
 }

@@ -49,9 +49,9 @@ export interface LedgerObservation {
   source: LedgerSource;
   /** When it was learned, in milliseconds. */
   at: number;
-  orderId?: string;
-  amount?: number;
-  currency?: string;
+  orderId?: string | undefined;
+  amount?: number | undefined;
+  currency?: string | undefined;
 }
 
 export interface LedgerEntry {
@@ -60,9 +60,9 @@ export interface LedgerEntry {
   outcome: LedgerOutcome;
   /** How the current status was learned. */
   source: LedgerSource;
-  orderId?: string;
-  amount?: number;
-  currency?: string;
+  orderId?: string | undefined;
+  amount?: number | undefined;
+  currency?: string | undefined;
   /** When the ledger first heard of the payment (ms). */
   firstSeenAt: number;
   /** When the entry last changed (ms). */

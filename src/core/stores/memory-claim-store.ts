@@ -6,9 +6,9 @@ export interface MemoryClaimStoreOptions {
    * Most keys kept; the least recently used go first beyond it. Two keys per webhook event (event id
    * and signature), so the default 100,000 covers about 50,000 events in the retention period.
    */
-  maxEntries?: number;
+  maxEntries?: number | undefined;
   /** Clock in milliseconds (the pay instance's `now`); `Date.now` by default. */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 /**

@@ -8,7 +8,7 @@ export interface MemoryLedgerStoreOptions {
    * and unresolved entries with a status only when nothing else is left, since they are the sweep's
    * work. The entry just recorded is never the one dropped.
    */
-  maxEntries?: number;
+  maxEntries?: number | undefined;
 }
 
 /** Where an entry stands in line for eviction: 'unknown' when no status was ever learned for it. */

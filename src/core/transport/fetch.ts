@@ -6,7 +6,7 @@ import { declaredTooLarge, hasBody, MAX_RESPONSE_BYTES, ResponseTooLargeError } 
 
 /** The Fetch API: edge runtimes and any runtime without node:http. */
 export const fetchTransport: Transport = async (request, signal) => {
-  const res = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body, signal, redirect: 'manual' });
+  const res = await fetch(request.url, { method: request.method, headers: request.headers ?? {}, body: request.body ?? null, signal, redirect: 'manual' });
   let bytes: Uint8Array;
   try {
     // Reading the body under the same signal makes the time-out cover a body that trickles or hangs.

@@ -37,7 +37,7 @@ export interface Webhooks {
 
 export interface DrainOptions {
   /** Resolve after this long at most, leaving the writes still pending to expire with their leases. Default: no limit. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 export interface WebhooksWithRoute extends Webhooks {

@@ -5,17 +5,17 @@ import { MAX_TIMER_MS } from '../max-timer.js';
 /** `createPay({ webhooks })`: how deliveries to `POST /webhooks` are verified and deduplicated. */
 export interface WebhookOptions {
   /** Largest accepted distance between X-Pay-Timestamp and this server's clock, both directions. Default 300; `false` switches the check off. */
-  toleranceSeconds?: number | false;
+  toleranceSeconds?: number | false | undefined;
   /** Largest accepted body; a larger one is answered 413. Default 1 MiB (1,048,576 bytes). */
-  maxBodyBytes?: number;
+  maxBodyBytes?: number | undefined;
   /**
    * How long a processed event id is remembered, so late retries are answered as duplicates. Default 3 days.
    * Never less than the window a delivery's timestamp is accepted in (2 × tolerance + lease): a shorter
    * value is raised to it, else the same delivery sent again inside that window would run twice.
    */
-  retentionMs?: number;
+  retentionMs?: number | undefined;
   /** How long a delivery in progress holds its event id; must exceed your slowest handler. Default 60 s. */
-  leaseMs?: number;
+  leaseMs?: number | undefined;
   /** The event type handlers are chosen by; default: the payload's `type` field when it is a string. */
   eventType?: (payload: unknown) => string | undefined;
 }

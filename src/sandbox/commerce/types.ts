@@ -6,34 +6,34 @@ export type SandboxOrder = Record<string, unknown> & { entity_id: number };
 
 export interface CommerceSandboxOptions {
   /** Port of the commerce platform; default 0 (ephemeral). Always 127.0.0.1. */
-  port?: number;
+  port?: number | undefined;
   /** Generated orders, entity_id 1…n (default 50; several hundred thousand are fine: built on demand). */
-  orders?: number;
+  orders?: number | undefined;
   /** Seed of the generator (default 1): the same seed gives the same orders. */
-  seed?: number;
+  seed?: number | undefined;
   /** created_at of the first order, `YYYY-MM-DD HH:MM:SS` UTC (default `2025-01-01 00:00:00`). */
-  startDate?: string;
+  startDate?: string | undefined;
   /** The orders' created_at spread over this many days, ascending with entity_id (default 365). */
-  spreadDays?: number;
+  spreadDays?: number | undefined;
   /** Admin username (default `sandbox_admin`) and password (default random). */
-  username?: string;
-  password?: string;
+  username?: string | undefined;
+  password?: string | undefined;
   /** Admin token lifetime by the sandbox clock (default 4 hours). */
-  tokenLifetimeMs?: number;
+  tokenLifetimeMs?: number | undefined;
   /** Failed logins in a row (each within lockoutMs of the last) that lock the account (default 6), and for how long (default 30 minutes). */
-  lockoutFailures?: number;
-  lockoutMs?: number;
+  lockoutFailures?: number | undefined;
+  lockoutMs?: number | undefined;
   /** Refuse username/password logins with Magento's 2FA message (default false). */
-  twoFactor?: boolean;
+  twoFactor?: boolean | undefined;
   /** Old Magento (< 2.4): a page past the end answers the last page again (default false: no items). */
-  lastPageAgain?: boolean;
+  lastPageAgain?: boolean | undefined;
   /** Refuse a larger `searchCriteria[pageSize]` with 400 "Maximum SearchCriteria pageSize is N" (default: no cap). */
-  maxPageSize?: number;
+  maxPageSize?: number | undefined;
   /**
    * Answer at most this many orders a page, whatever `pageSize` asks, echoing the `pageSize` asked and the
    * full `total_count`: a cap some installations and gateways apply without a word (default: none).
    */
-  silentPageSizeCap?: number;
+  silentPageSizeCap?: number | undefined;
 }
 
 export interface SandboxCommerceStats {

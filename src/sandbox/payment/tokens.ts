@@ -11,7 +11,7 @@ export interface WidgetTokenRecord {
   readonly expiresAt: number;
   spentAt?: number;
   /** Set by a lookup whose `customer_email` matches a shopper with saved cards. */
-  shopperEmail?: string;
+  shopperEmail?: string | undefined;
 }
 
 /** Single-use widget tokens, valid 15 minutes by the injected clock. */

@@ -6,39 +6,39 @@ export type SandboxPaymentMethod = 'card' | 'saved_card' | 'pay_by_bank';
 
 export interface SandboxOptions {
   /** Default 0 (an ephemeral port). The sandbox always binds 127.0.0.1. */
-  port?: number;
+  port?: number | undefined;
   /** Port of the widget host (`widgetUrl`), another origin than the API. Default 0 (ephemeral). */
-  widgetPort?: number;
+  widgetPort?: number | undefined;
   /** Default `merchant_sandbox`. */
-  merchantId?: string;
+  merchantId?: string | undefined;
   /** Default a random `sk_test_…`. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Default a random `whsec_…`. */
-  webhookSecret?: string;
+  webhookSecret?: string | undefined;
   /** Where signed webhooks are POSTed (http: only); can be set later with `setWebhookUrl`. */
-  webhookUrl?: string;
+  webhookUrl?: string | undefined;
   /** Clock in ms, used for token expiry, `created` fields and webhook timestamps. Timers still run in real time. */
-  now?: () => number;
+  now?: (() => number) | undefined;
   /** Retries on non-2xx or network error, with delay `baseDelayMs * 2^(attempt-1)`. Defaults 5 attempts, 100 ms, 5000 ms per attempt. */
-  webhookRetry?: { attempts?: number; baseDelayMs?: number; timeoutMs?: number };
+  webhookRetry?: { attempts?: number | undefined; baseDelayMs?: number | undefined; timeoutMs?: number | undefined } | undefined;
   /** Send each webhook this many extra times, concurrently, with the same event id and body. Default 0. */
-  duplicateWebhooks?: number;
+  duplicateWebhooks?: number | undefined;
   /**
    * A card payment that will succeed stays `processing` for this long before it becomes `succeeded`
    * (new card, saved card, 3DS pass). 0 (default) confirms at once; `Infinity` never confirms on its own.
    */
-  confirmDelayMs?: number;
+  confirmDelayMs?: number | undefined;
   /**
    * Whether the status endpoint also accepts the merchant credentials (true, the default, as the library's
    * `payments.statusAuth` default uses them when it has no client token), or only the payment's
    * `payment_client_token`, as the Payment API document reads (false). Test a server-side sweep with false
    * too if your payment service follows the document to the letter.
    */
-  statusAcceptsMerchantCredentials?: boolean;
+  statusAcceptsMerchantCredentials?: boolean | undefined;
   /** Whether lookup offers pay by bank and `/api/v1/checkout` accepts it. Default true. */
-  payByBankEligible?: boolean;
+  payByBankEligible?: boolean | undefined;
   /** The commerce platform started beside the payment service (generated orders, admin login, quirks). */
-  commerce?: CommerceSandboxOptions;
+  commerce?: CommerceSandboxOptions | undefined;
 }
 
 export interface SandboxPayment {

@@ -7,7 +7,7 @@ import { Sleeper } from '../shared/sleeper.js';
 export interface WebhookSenderOptions {
   secret: string;
   now: () => number;
-  url?: string;
+  url?: string | undefined;
   attempts: number;
   baseDelayMs: number;
   timeoutMs: number;

@@ -22,14 +22,14 @@ export interface RedisStoresOptions {
    * default, `{paywidget}:` on an ioredis Cluster. On a Cluster it needs a hash tag (`{…}`): the scripts
    * touch several keys at once, and those must share a slot.
    */
-  prefix?: string;
+  prefix?: string | undefined;
   /**
    * How long a command may take before the store gives up on it, in ms (2,000 by default; `false`: never).
    * A command that fails makes the webhook route answer 503 (the sender retries), so a store must not
    * wait for a client that queues commands while it reconnects. Configure the client to fail fast too
    * (ioredis: `enableOfflineQueue: false, maxRetriesPerRequest: 0`; node-redis: `disableOfflineQueue: true`).
    */
-  commandTimeoutMs?: number | false;
+  commandTimeoutMs?: number | false | undefined;
 }
 
 /** Every store createPay takes, all in one Redis. */

@@ -99,7 +99,7 @@ describe('orders.iterate', () => {
     let raced = false;
     const proxy = await startLocalServer((req, res) => {
       void (async () => {
-        const upstream = await fetch(`${sb!.commerceUrl}${req.url}`, { method: req.method, headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' }, body: req.method === 'POST' ? await text(req) : undefined });
+        const upstream = await fetch(`${sb!.commerceUrl}${req.url}`, { method: req.method ?? 'GET', headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' }, body: req.method === 'POST' ? await text(req) : null });
         let body = await upstream.text();
         const answer = JSON.parse(body) as { items?: unknown[]; total_count?: number; search_criteria?: { page_size?: number } };
         if (!raced && answer.items && answer.items.length > 0 && answer.items.length < (answer.search_criteria?.page_size ?? Infinity)) {
