@@ -10,6 +10,7 @@ import { money, RECONCILE_EXIT } from './payments.js';
 function detail(finding: OrderFinding): string {
   switch (finding.kind) {
     case 'amount_mismatch':
+    case 'amount_unverified':
       return `paid ${money(finding.actual?.amount, finding.actual?.currency)}, order ${money(finding.expected?.amount, finding.expected?.currency)}`;
     case 'multiple_confirmed_payments':
       return `${finding.paymentIds?.length ?? 0} confirmed: ${finding.paymentIds?.join(', ') ?? ''}`;
@@ -36,6 +37,7 @@ Walks the commerce platform's orders created from T to T and compares each with 
   payment_confirmed_order_unpaid  the service confirmed a payment, the order is not marked paid
   order_paid_without_payment      the order is marked paid, no confirmed payment is recorded
   amount_mismatch                 a confirmed payment's amount or currency differs from the order's total
+  amount_unverified               a confirmed payment's amount or currency was never reported: not checked
   multiple_confirmed_payments     more than one confirmed payment for one order
   payment_for_unknown_order       a confirmed payment (confirmed or first seen in the window) naming no
                                   order, or one the platform does not have

@@ -31,6 +31,11 @@ export type OrderFindingKind =
   | 'order_paid_without_payment'
   /** A confirmed payment's amount or currency differs from the order's grand total. */
   | 'amount_mismatch'
+  /**
+   * A confirmed payment whose amount or currency the ledger does not know (neither its webhook nor its
+   * status answer said), so it cannot be checked against the order: a payment of another amount would pass.
+   */
+  | 'amount_unverified'
   /** More than one confirmed payment for one order: the shopper may have been charged twice. */
   | 'multiple_confirmed_payments'
   /** A confirmed payment whose order id matches no order read (or that names no order). */
@@ -119,7 +124,9 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
   if (typeof options !== 'object' || options === null || options.createdFrom === undefined || options.createdTo === undefined) {
     throw invalidInput('createdFrom', 'reconcileOrders needs a window: { createdFrom, createdTo } (Dates, or YYYY-MM-DD HH:MM:SS in UTC).');
   }
-  const createdFrom = formatCommerceDate(options.createdFrom, 'createdFrom', 'from');
+  // Both cut down to the second: the ledger's times are milliseconds, so a window from 12:00:00.5 moved up to
+  // 12:00:01 would miss a payment confirmed at 12:00:00.7. An order of 12:00:00 checked twice is the lesser harm.
+  const createdFrom = formatCommerceDate(options.createdFrom, 'createdFrom', 'to');
   const createdTo = formatCommerceDate(options.createdTo, 'createdTo', 'to');
   if (createdFrom > createdTo) throw invalidInput('createdFrom', `createdFrom (${createdFrom}) is after createdTo (${createdTo}).`);
   const lookbehindMs = options.lookbehindMs ?? DEFAULT_LOOKBEHIND_MS;
@@ -130,7 +137,7 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
 
   const report: OrderReconciliationReport = {
     createdFrom, createdTo, orders: 0, paid: 0, unpaid: 0, findings: [],
-    counts: { payment_confirmed_order_unpaid: 0, order_paid_without_payment: 0, amount_mismatch: 0, multiple_confirmed_payments: 0, payment_for_unknown_order: 0 },
+    counts: { payment_confirmed_order_unpaid: 0, order_paid_without_payment: 0, amount_mismatch: 0, amount_unverified: 0, multiple_confirmed_payments: 0, payment_for_unknown_order: 0 },
   };
   const found = async (finding: OrderFinding) => {
     report.findings.push(finding);
@@ -250,9 +257,24 @@ async function checkOrder(ledger: Ledger, order: CheckedOrder, paid: boolean, re
     await found({ ...base, kind: 'amount_mismatch', paymentId: first.paymentId, paymentStatus: first.status, actual: amountOf(first), message: `Order ${order.increment_id} totals ${order.grand_total} ${order.order_currency_code}, which is not an amount of that currency, so payment ${first.paymentId} could not be checked against it.` });
   }
   for (const entry of confirmed) {
-    if (!expected || (entry.amount === undefined && entry.currency === undefined)) continue; // nothing to compare
+    if (!expected) continue; // reported above
     const amountDiffers = entry.amount !== undefined && entry.amount !== expected.amount;
     const currencyDiffers = entry.currency !== undefined && entry.currency !== expected.currency;
+    if (!amountDiffers && !currencyDiffers && (entry.amount === undefined || entry.currency === undefined)) {
+      // Not counted as paid: a payment of another amount, or in another currency, would look the same.
+      agrees = false;
+      const unknown = entry.amount === undefined && entry.currency === undefined ? 'amount and currency' : entry.amount === undefined ? 'amount' : 'currency';
+      await found({
+        ...base,
+        kind: 'amount_unverified',
+        paymentId: entry.paymentId,
+        paymentStatus: entry.status,
+        expected,
+        actual: amountOf(entry),
+        message: `Payment ${entry.paymentId} is confirmed, but its ${unknown} ${entry.amount === undefined && entry.currency === undefined ? 'were' : 'was'} never reported (not in its webhook, not in its status answer), so it could not be checked against order ${order.increment_id}'s ${expected.amount} ${expected.currency}; check it in the payment service's dashboard.`,
+      });
+      continue;
+    }
     if (!amountDiffers && !currencyDiffers) continue;
     agrees = false;
     await found({

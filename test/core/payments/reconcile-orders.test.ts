@@ -69,6 +69,12 @@ beforeAll(async () => {
   await payment('K', { orderId: inc('K'), amount: total(orders.K!).amount - 1, currency: total(orders.K!).currency });
   await payment('L', { orderId: inc('L'), amount: 5, currency: 'JPY' });
   await payment('X', { orderId: 'no-such-order', amount: 1234, currency: 'EUR' }); // an order nobody has
+  // M's payment was 999.99 USD, but its status answer said only the order and that it succeeded: the amount was never known.
+  orders.M = sb.commerce.addOrder(paid);
+  const unreported = sb.payments.create({ status: 'succeeded', orderId: inc('M'), amount: 99_999, currency: 'USD' });
+  ids.M = unreported.id;
+  sb.faults.inject({ route: `GET /api/v1/payments/${unreported.id}/status`, status: 200, body: JSON.stringify({ payment_id: unreported.id, status: 'succeeded', order_id: inc('M') }), times: 1 });
+  await pay.payments.reconcile(unreported.id, { budgetMs: 0 });
 });
 afterAll(() => sb.close());
 
@@ -77,8 +83,8 @@ describe('reconcileOrders', () => {
     const told: OrderFinding[] = [];
     const report = await pay.reconcileOrders({ createdFrom: windowFrom, createdTo: new Date(Date.now() + 60_000), onFinding: (f) => void told.push(f) });
 
-    expect(report.orders).toBe(11); // A–I and L; not J or K (before the window), not the generated ones
-    expect(report.paid).toBe(2); // A, and G through its entity_id
+    expect(report.orders).toBe(12); // A–I, L and M; not J or K (before the window), not the generated ones
+    expect(report.paid).toBe(2); // A, and G through its entity_id; not M, whose payment's amount is unknown
     expect(report.unpaid).toBe(2); // H, and I whose payment is still processing
     const summary = report.findings.map((f) => [f.kind, f.orderId, f.paymentId]);
     expect(summary).toEqual(expect.arrayContaining([
@@ -92,10 +98,11 @@ describe('reconcileOrders', () => {
       ['payment_confirmed_order_unpaid', inc('K'), ids.K],
       ['amount_mismatch', inc('K'), ids.K],
       ['amount_mismatch', inc('L'), ids.L],
+      ['amount_unverified', inc('M'), ids.M],
     ]));
-    expect(report.findings).toHaveLength(10);
+    expect(report.findings).toHaveLength(11);
     expect(report.counts).toEqual({
-      payment_confirmed_order_unpaid: 2, order_paid_without_payment: 2, amount_mismatch: 4, multiple_confirmed_payments: 1, payment_for_unknown_order: 1,
+      payment_confirmed_order_unpaid: 2, order_paid_without_payment: 2, amount_mismatch: 4, amount_unverified: 1, multiple_confirmed_payments: 1, payment_for_unknown_order: 1,
     });
     expect(told).toEqual(report.findings);
 
@@ -105,6 +112,7 @@ describe('reconcileOrders', () => {
     expect(byKind('multiple_confirmed_payments', inc('F')).paymentIds).toEqual([ids.F1, ids.F2]);
     expect(byKind('amount_mismatch', inc('L'))).toMatchObject({ actual: { amount: 5, currency: 'JPY' }, message: expect.stringMatching(/not an amount of that currency/) });
     expect(byKind('amount_mismatch', inc('L')).expected).toBeUndefined();
+    expect(byKind('amount_unverified', inc('M'))).toMatchObject({ expected: total(orders.M!), actual: {}, message: expect.stringMatching(/its amount and currency were never reported/) });
     expect(byKind('payment_confirmed_order_unpaid', inc('B'))).toMatchObject({ orderState: 'new', orderStatus: 'pending', paymentStatus: 'succeeded' });
     for (const finding of report.findings) expect(finding.message.length).toBeGreaterThan(20);
   });
