@@ -109,6 +109,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
       const status = await deps.poll(paymentId, { clientToken, signal: options.signal }, policy);
       const { entry, changed } = await recordPoll(deps.ledger, status);
       learned.changed ||= changed;
+      if (changed && entry.orderId === undefined && entry.outcome !== 'failed') warnOrderUnknown(deps.logger, entry);
       if (entry.outcome !== 'unresolved') return toReconcileResult(paymentId, entry);
     } catch (error) {
       // Stopped by the caller mid-poll: what is known so far is the answer, as when the budget runs out.
@@ -157,6 +158,15 @@ export async function recheckPayment(deps: Pick<ReconcileDeps, 'ledger' | 'poll'
     deps.logger.warn({ err: error, paymentId }, 'the payment service could not be asked about a failed payment again; going by what the ledger holds');
   }
   return deps.ledger.get(paymentId);
+}
+
+/**
+ * The mint guard finds a payment under way by its order: one whose order nobody named (the payment document
+ * shows no status body beyond the id and status, and webhooks may not have come) does not stop a second charge.
+ */
+function warnOrderUnknown(logger: Logger, entry: LedgerEntry): void {
+  logger.warn({ paymentId: entry.paymentId, status: entry.status },
+    `payment ${entry.paymentId} is ${entry.status ?? 'of unknown status'}, but neither its status answer nor a webhook named its order (no order_id), so POST /widget-token cannot tell that order is being paid and would mint for it again. If the service's webhooks name the order under another field, read it with payments.extractPayment.`);
 }
 
 /** Resolves true after `ms`, or false as soon as the signal aborts. */

@@ -187,6 +187,22 @@ describe('reconcile', () => {
     expect(own.lines.filter((line) => line.includes('"level":"debug"') && line.includes('upstream call failed; retrying')).length).toBeGreaterThan(0);
   });
 
+  it('warns when a payment under way names no order: the mint guard cannot see it', async () => {
+    const own = captureLogger();
+    const pay = payFor(sb, { logger: own });
+    const { paymentId } = await card(pay, sb.testCards.succeeds);
+    // The status body as the payment document shows it: the id and the status, nothing else.
+    sb.faults.inject({ route: `GET /api/v1/payments/${paymentId}/status`, status: 200, body: JSON.stringify({ payment_id: paymentId, status: 'processing' }), times: 2 });
+    await pay.payments.reconcile(paymentId, { budgetMs: 0 });
+    await pay.payments.reconcile(paymentId, { budgetMs: 0 }); // nothing new learned: said once
+    const orderUnknown = () => own.lines.map((line) => JSON.parse(line) as { level: string; msg: string }).filter((line) => line.level === 'warn' && line.msg.includes('named its order'));
+    expect(orderUnknown()).toEqual([expect.objectContaining({ paymentId, msg: expect.stringMatching(/would mint for it again/) })]);
+    // Its status answer naming the order (the sandbox's own), nothing more is said.
+    await pay.payments.reconcile(paymentId, { budgetMs: 0 });
+    expect(orderUnknown()).toHaveLength(1);
+    expect((await pay.payments.get(paymentId))?.orderId).toBeDefined();
+  });
+
   it('throws for what polling cannot fix: an unknown payment, a malformed id', async () => {
     const pay = payFor(sb, { logger });
     const unknown = await rejection(pay.payments.reconcile('pay_does_not_exist', { budgetMs: 1_000 }));
