@@ -22,7 +22,8 @@ Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(12)}${c.summary}`).join('\n')}
 
 Run 'paywidget <command> --help' for more; 'paywidget --version' prints the version.
-Exit codes: 0 done, 1 failed, 2 bad usage, 3 and 4 what a reconcile found (see its --help),
+Exit codes: 0 done, 1 failed, 2 bad usage, 3 and 4 what 'reconcile' or
+'payments reconcile' found (see their --help),
 75 checkpoint in use by another run, 130 interrupted.`,
   subcommands: COMMANDS,
 };

@@ -53,6 +53,8 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 describe('paywidget CLI', () => {
   it.each([
     [['--help'], 0, 'stdout', /Usage: paywidget <command>[\s\S]*orders/],
+    // Exit code 4 (still unresolved) is payments reconcile's, not reconcile's.
+    [['--help'], 0, 'stdout', /3 and 4 what 'reconcile' or\n'payments reconcile' found/],
     [[], 2, 'stderr', /Usage: paywidget <command>/],
     [['--version'], 0, 'stdout', /^dev\n$/], // from the sources; the build puts in the package's version
     [['orders', '--help'], 0, 'stdout', /get <entity_id>[\s\S]*sync/],
