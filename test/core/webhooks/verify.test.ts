@@ -36,6 +36,13 @@ describe('pay.webhooks.verify: genuine deliveries', () => {
     }
   });
 
+  it('reads a signed body that starts with a byte order mark, as the JSON routes do', async () => {
+    const text = `\ufeff${JSON.stringify(payload)}`;
+    const signed = signWebhook({ payload: Buffer.from(text, 'utf8'), secret: SECRET, timestamp: T0, eventId: 'evt_bom' });
+    expect((await pay.webhooks.verify({ rawBody: signed.body, headers: signed.headers })).payload).toEqual(payload);
+    expect((await pay.webhooks.verify({ rawBody: text, headers: signed.headers })).payload).toEqual(payload);
+  });
+
   it('verifies a body that is not valid UTF-8 exactly as it was signed', async () => {
     const body = Buffer.concat([Buffer.from('{"type":"t","name":"caf'), Buffer.from([0xe9, 0xff, 0xc3]), Buffer.from('"}')]);
     const signed = signWebhook({ payload: body, secret: SECRET, timestamp: T0, eventId: 'evt_latin1' });
