@@ -1,4 +1,4 @@
-import { PayError, toPayError, wasLogged } from './errors.js';
+import { invalidInput, PayError, toPayError, wasLogged } from './errors.js';
 import type { Logger, PayRequest, PayResponse } from './types.js';
 import { utf8Length } from './utf8-length.js';
 
@@ -74,7 +74,7 @@ export function createRouter(routes: Route[], logger: Logger): Router {
       }
       let response: PayResponse;
       try {
-        response = await route.handler(request, params);
+        response = malformedSegment(request, params) ?? await route.handler(request, params);
       } catch (error) {
         const payError = toPayError(error);
         // A 5xx is the server's side failing (configuration, a hook, an upstream): whoever runs it needs the details,
@@ -122,16 +122,25 @@ function matchSegments(pattern: string[], actual: string[]): RouteParams | undef
   for (let i = 0; i < pattern.length; i++) {
     const p = pattern[i] as string;
     const a = actual[i] as string;
-    if (p.startsWith(':')) params[p.slice(1)] = safeDecode(a);
-    else if (p !== a) return undefined;
+    if (p.startsWith(':')) {
+      try {
+        params[p.slice(1)] = decodeURIComponent(a);
+      } catch {
+        // Still this route's path (a 400 from it, not a 404 or the app's next()), but no value to hand over.
+        params[p.slice(1)] = a;
+        MALFORMED.set(params, { name: p.slice(1), segment: a });
+      }
+    } else if (p !== a) return undefined;
   }
   return params;
 }
 
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
+/** Params whose segment is not valid percent-encoding (`%ZZ`, a cut UTF-8 sequence): taken as it is, it would name another id. */
+const MALFORMED = new WeakMap<RouteParams, { name: string; segment: string }>();
+
+function malformedSegment(request: PayRequest, params: RouteParams): PayResponse | undefined {
+  const malformed = MALFORMED.get(params);
+  if (!malformed) return undefined;
+  const shown = malformed.segment.length > 60 ? `${malformed.segment.slice(0, 60)}…` : malformed.segment;
+  return invalidInput(malformed.name, `The path segment for ${malformed.name} in ${request.method} ${request.path.slice(0, 200)} is not valid percent-encoding (${JSON.stringify(shown)}): encode it with encodeURIComponent.`).toResponse();
 }

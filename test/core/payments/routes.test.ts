@@ -102,6 +102,13 @@ describe('POST /payments/:paymentId/reconcile', () => {
       expect((await call(pay, 'GET', `/payments/${dots}`)).status).toBe(400);
     }
     await expect(pay.payments.status('..')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    // Not percent-encoding: taken as it is, %ZZ would be the id %ZZ (sent on as %25ZZ), the one %25ZZ names.
+    for (const malformed of ['%ZZ', '%E2%82', 'pay_%']) {
+      for (const [method, path] of [['POST', `/payments/${malformed}/reconcile`], ['GET', `/payments/${malformed}`]] as const) {
+        const refused = await call(pay, method, path);
+        expect([path, refused.status, refused.json.error]).toMatchObject([path, 400, { code: 'INVALID_INPUT', details: { field: 'paymentId' }, message: expect.stringContaining('not valid percent-encoding') }]);
+      }
+    }
     expect((await call(pay, 'GET', `/payments/${paymentId}/reconcile`)).status).toBe(405);
   });
 
