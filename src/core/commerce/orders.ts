@@ -8,6 +8,7 @@ import type { UpstreamResponse } from '../http.js';
 import { compileGuard } from './schema-guard.js';
 import { orderPages, keepValidPart, DEFAULT_PAGE_SIZE, type OrderPage, type PageOptions } from './pages.js';
 import { buildSearch, echoMismatch, normalizeFilter, searchQuery, type OrderFilter, type OrderSearch, type SearchRequest } from './search.js';
+import { describeKind } from '../option-types.js';
 
 
 export interface OrderIterateOptions extends OrderFilter {
@@ -76,9 +77,16 @@ export function toEntityId(value: unknown, field = 'entityId'): number {
   }
   const n = typeof value === 'number' ? value : text !== undefined && ENTITY_ID_TEXT.test(text) ? Number(text) : Number.NaN;
   if (!Number.isSafeInteger(n) || n < 1) {
-    throw invalidInput(field, `${field} must be the order's entity_id, a positive integer (got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : String(value)}).`);
+    throw invalidInput(field, `${field} must be the order's entity_id, a positive integer (got ${shownEntityId(value)}).`);
   }
   return n;
+}
+
+/** What was sent instead of an entity_id: String() would show [1] as 1, an object as [object Object], and a number past 2^53 rounded. */
+function shownEntityId(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 40));
+  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) return 'a number above 2^53 - 1, past which JavaScript rounds integers';
+  return typeof value === 'number' ? String(value) : describeKind(value);
 }
 
 export class OrderReader {

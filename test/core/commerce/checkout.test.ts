@@ -84,6 +84,13 @@ describe('POST /widget-token from a commerce order', () => {
     expect(await mintFor(pay, { order_id: 424_242 })).toMatchObject({ status: 404, json: { error: { code: 'ORDER_NOT_FOUND' } } });
     expect(await mintFor(pay, { amount: 1, currency: 'EUR' })).toMatchObject({ status: 400, json: { error: { code: 'INVALID_INPUT', details: { field: 'order_id' } } } });
     expect(await mintFor(pay, { order_id: 'abc' })).toMatchObject({ status: 400, json: { error: { code: 'INVALID_INPUT' } } });
+    // The message says what came, not what String() makes of it ([1] → 1, a huge number rounded).
+    for (const [orderId, shown] of [[[1], 'an array'], [{ a: 1 }, 'an object'], [true, 'a boolean'], [1.5, '1.5']] as const) {
+      const refused = await mintFor(pay, { order_id: orderId });
+      expect(refused).toMatchObject({ status: 400, json: { error: { code: 'INVALID_INPUT', message: expect.stringContaining(`(got ${shown})`) } } });
+    }
+    const huge = await pay.handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody: '{"order_id":9007199254740993}' });
+    expect(JSON.parse(String(huge!.body))).toMatchObject({ error: { code: 'INVALID_INPUT', message: expect.stringContaining('(got a number above 2^53 - 1') } });
     // The order number a shopper sees (increment_id) is not the entity_id: refused, never read as another order.
     expect(await mintFor(pay, { order_id: '000000007' })).toMatchObject({ status: 400, json: { error: { code: 'INVALID_INPUT', details: { field: 'order_id' } } } });
   });
