@@ -102,11 +102,11 @@ function codeProblem(value: unknown): string | undefined {
   return undefined;
 }
 
-const shown = (value: unknown) => (typeof value === 'string' && value.length > 40 ? `${JSON.stringify(value.slice(0, 40))}…` : JSON.stringify(value));
+const quoted = (value: unknown) => (typeof value === 'string' && value.length > 40 ? `${JSON.stringify(value.slice(0, 40))}…` : JSON.stringify(value));
 
 function statusValue(value: unknown): string {
   const problem = codeProblem(value) ?? ((value as string).includes(',') ? 'must be one status code: pass several as an array' : undefined);
-  if (problem) throw invalidInput('status', `status ${problem}, such as 'pending' (got ${shown(value)}).`);
+  if (problem) throw invalidInput('status', `status ${problem}, such as 'pending' (got ${quoted(value)}).`);
   return value as string;
 }
 
@@ -147,7 +147,7 @@ export function normalizeFilter(filter: OrderFilter & Pick<OrderSearch, 'increme
   }
   if (filter.incrementId !== undefined) {
     const problem = codeProblem(filter.incrementId);
-    if (problem) throw invalidInput('incrementId', `incrementId ${problem}: an order number such as '000000123' (got ${shown(filter.incrementId)}).`);
+    if (problem) throw invalidInput('incrementId', `incrementId ${problem}: an order number such as '000000123' (got ${quoted(filter.incrementId)}).`);
     out.incrementId = filter.incrementId;
   }
   return out;
