@@ -15,6 +15,8 @@ import { MAX_RESPONSE_BYTES } from '../../src/core/transport/limit.js';
 const BOMB = gzipSync(Buffer.alloc(MAX_RESPONSE_BYTES + 1, 0x20), { level: 9 });
 
 const hits = new Map<string, number>();
+/** Called at the next request to /unavailable: lets a test act while a call is surely under way. */
+let onUnavailable: (() => void) | undefined;
 let local: LocalServer;
 let base: string;
 
@@ -25,6 +27,8 @@ beforeAll(async () => {
       case '/corrupt':
         return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end('{"not":"gzip"}');
       case '/unavailable':
+        onUnavailable?.();
+        onUnavailable = undefined;
         return res.writeHead(503, { 'content-type': 'text/plain' }).end('try later');
       case '/retry-later':
         return res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '5' }).end('try in 5 s');
@@ -68,13 +72,16 @@ describe('callUpstream', () => {
 
   it('keeps its total deadline in real time: a wall clock stepped back (NTP, a resumed VM) does not stretch it', async () => {
     hits.delete('/unavailable');
-    const clock = stepWallClockBack(3_600_000, 50);
+    // Stepped at the first attempt: a timer could fire after the call, which gives up early when its next back-off would pass the deadline.
+    const clock = stepWallClockBack(3_600_000);
+    onUnavailable = clock.step;
     let stepped: boolean;
     try {
       // Back-off with full jitter of up to 200-400 ms: the ten retries would take seconds, far past the 300 ms deadline.
       const res = await callUpstream(get('/unavailable'), policy({ maxRetries: 10, totalTimeoutMs: 300, backoffBaseMs: 200, backoffMaxMs: 400 }));
       expect(res.status).toBe(503);
     } finally {
+      onUnavailable = undefined;
       stepped = clock.restore();
     }
     expect(stepped).toBe(true); // the clock did step during the retries
