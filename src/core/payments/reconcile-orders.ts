@@ -257,37 +257,43 @@ async function checkOrder(ledger: Ledger, order: CheckedOrder, paid: boolean, re
     await found({ ...base, kind: 'amount_mismatch', paymentId: first.paymentId, paymentStatus: first.status, actual: amountOf(first), message: `Order ${order.increment_id} totals ${order.grand_total} ${order.order_currency_code}, which is not an amount of that currency, so payment ${first.paymentId} could not be checked against it.` });
   }
   for (const entry of confirmed) {
-    if (!expected) continue; // reported above
+    if (!expected) break; // no total to compare with: reported above
     const amountDiffers = entry.amount !== undefined && entry.amount !== expected.amount;
     const currencyDiffers = entry.currency !== undefined && entry.currency !== expected.currency;
-    if (!amountDiffers && !currencyDiffers && (entry.amount === undefined || entry.currency === undefined)) {
-      // Not counted as paid: a payment of another amount, or in another currency, would look the same.
+    if (amountDiffers || currencyDiffers) {
       agrees = false;
-      const unknown = entry.amount === undefined && entry.currency === undefined ? 'amount and currency' : entry.amount === undefined ? 'amount' : 'currency';
       await found({
         ...base,
-        kind: 'amount_unverified',
+        kind: 'amount_mismatch',
         paymentId: entry.paymentId,
         paymentStatus: entry.status,
         expected,
         actual: amountOf(entry),
-        message: `Payment ${entry.paymentId} is confirmed, but its ${unknown} ${entry.amount === undefined && entry.currency === undefined ? 'were' : 'was'} never reported (not in its webhook, not in its status answer), so it could not be checked against order ${order.increment_id}'s ${expected.amount} ${expected.currency}; check it in the payment service's dashboard.`,
+        message: `Payment ${entry.paymentId} is for ${entry.amount ?? '?'} ${entry.currency ?? '?'} (minor units) but order ${order.increment_id} totals ${expected.amount} ${expected.currency}.`,
       });
       continue;
     }
-    if (!amountDiffers && !currencyDiffers) continue;
+    const unknown = unreported(entry);
+    if (unknown === undefined) continue;
+    // Not counted as paid: a payment of another amount, or in another currency, would look the same.
     agrees = false;
     await found({
       ...base,
-      kind: 'amount_mismatch',
+      kind: 'amount_unverified',
       paymentId: entry.paymentId,
       paymentStatus: entry.status,
       expected,
       actual: amountOf(entry),
-      message: `Payment ${entry.paymentId} is for ${entry.amount ?? '?'} ${entry.currency ?? '?'} (minor units) but order ${order.increment_id} totals ${expected.amount} ${expected.currency}.`,
+      message: `Payment ${entry.paymentId} is confirmed, but its ${unknown} never reported (not in its webhook, not in its status answer), so it could not be checked against order ${order.increment_id}'s ${expected.amount} ${expected.currency}; check it in the payment service's dashboard.`,
     });
   }
   if (agrees && report) report.paid += 1;
+}
+
+/** What the ledger never learned of a payment's amount, as a sentence's subject and verb; undefined when it knows both. */
+function unreported({ amount, currency }: LedgerEntry): string | undefined {
+  if (amount === undefined) return currency === undefined ? 'amount and currency were' : 'amount was';
+  return currency === undefined ? 'currency was' : undefined;
 }
 
 function amountOf(entry: LedgerEntry): { amount?: number; currency?: string } {
