@@ -3,10 +3,11 @@ import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { describe, expect, it } from 'vitest';
-import { createPay, PayError } from 'paywidget-server';
+import { createPay } from 'paywidget-server';
 import { payRouter } from 'paywidget-server/koa';
 import { describeAdapter } from './behaviour.js';
 import { listen } from './listen.js';
+import { thrown } from '../helpers/pay-errors.js';
 
 function appWith(setup: (app: Koa) => void, mount = '/pay') {
   const app = new Koa();
@@ -115,14 +116,9 @@ describe('payRouter: OPTIONS and allowedMethods()', () => {
   it("refuses payRouter(pay, '/pay'), an unknown option or a prefix without its leading slash (CONFIG_INVALID naming the fix), where each answered every request 404", () => {
     const pay = createPay({ env: {} });
     const refusal = (run: () => unknown) => {
-      try {
-        run();
-      } catch (error) {
-        expect(error).toBeInstanceOf(PayError);
-        expect((error as PayError).code).toBe('CONFIG_INVALID');
-        return error as PayError;
-      }
-      throw new Error('expected payRouter to refuse its options');
+      const error = thrown(run, 'payRouter to refuse its options');
+      expect(error.code).toBe('CONFIG_INVALID');
+      return error;
     };
     expect(refusal(() => payRouter(pay, '/pay' as never)).message).toContain("payRouter takes its options as an object, got a string: write payRouter(pay, { prefix: \"/pay\" })");
     expect(refusal(() => payRouter(pay, null as never)).message).toContain("got null: write payRouter(pay, { prefix: '/pay' })");

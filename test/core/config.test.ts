@@ -3,6 +3,7 @@ import { inspect } from 'node:util';
 import { createPay, MemoryCheckpointStore, MemoryClaimStore, MemoryLedgerStore, PayError, silentLogger } from '../../src/index.js';
 import { resolveConfig } from '../../src/core/config.js';
 import { startSandbox } from '../../src/sandbox/index.js';
+import { thrown } from '../helpers/pay-errors.js';
 
 const env = {
   PAY_API_URL: 'https://pay.example.test/',
@@ -16,15 +17,7 @@ function methods(...names: string[]): Record<string, () => Promise<undefined>> {
   return Object.fromEntries(names.map((name) => [name, async () => undefined]));
 }
 
-function configError(run: () => unknown): PayError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(PayError);
-    return error as PayError;
-  }
-  throw new Error('expected a configuration error');
-}
+const configError = (run: () => unknown) => thrown(run, 'a configuration error');
 
 async function rejection(promise: Promise<unknown>): Promise<PayError> {
   const error = await promise.then(() => undefined, (e: unknown) => e);

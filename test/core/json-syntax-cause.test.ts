@@ -10,6 +10,7 @@ import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { signWebhook } from 'paywidget-server/testing';
 import { readJsonBody } from '../../src/core/request-body.js';
 import { serve } from './payments/helpers.js';
+import { rejection } from '../helpers/pay-errors.js';
 
 // Unquoted values, as a broken client or proxy might send: V8 quotes the text around the bad token.
 const ROUTE_BODY = '{"orderId":"o-1","payment_client_token":tok_SECRET123abc';
@@ -34,12 +35,6 @@ afterAll(async () => {
   await server?.close();
   await sandbox?.close();
 });
-
-async function rejection(promise: Promise<unknown>): Promise<PayError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
-  expect(error).toBeInstanceOf(PayError);
-  return error as PayError;
-}
 
 const post = async (path: string, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) => {
   const response = await fetch(`${server.base}${path}`, { method: 'POST', headers, body });

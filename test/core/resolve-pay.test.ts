@@ -1,18 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { PayError } from 'paywidget-server';
 import { payMiddleware } from 'paywidget-server/express';
 import { payRouter } from 'paywidget-server/koa';
 import { createPagesHandler, createRouteHandlers } from 'paywidget-server/next';
+import { thrown } from '../helpers/pay-errors.js';
 
-function refusal(run: () => unknown): PayError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(PayError);
-    return error as PayError;
-  }
-  throw new Error('expected the adapter to refuse its argument');
-}
+const refusal = (run: () => unknown) => thrown(run, 'the adapter to refuse its argument');
 
 describe('an adapter given something that is neither a Pay instance nor options', () => {
   it.each([

@@ -1,18 +1,11 @@
-import { PayError, widgetScriptTag } from 'paywidget-server';
+import { widgetScriptTag } from 'paywidget-server';
 import { describe, expect, it } from 'vitest';
+import { thrown } from '../helpers/pay-errors.js';
 
 const integrity = `sha384-${'A'.repeat(63)}B`;
 const base = { widgetHost: 'https://widget.pay.example', integrity, apiUrl: 'https://api.pay.example', env: {} };
 
-function refusal(options: Parameters<typeof widgetScriptTag>[0]): PayError {
-  try {
-    widgetScriptTag(options);
-  } catch (error) {
-    expect(error).toBeInstanceOf(PayError);
-    return error as PayError;
-  }
-  throw new Error('widgetScriptTag did not throw');
-}
+const refusal = (options: Parameters<typeof widgetScriptTag>[0]) => thrown(() => widgetScriptTag(options), 'widgetScriptTag to throw');
 
 describe('widgetScriptTag', () => {
   it('loads /widget/v1/paywidget.js from the widget host with integrity and crossorigin="anonymous"', () => {

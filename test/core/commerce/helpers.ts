@@ -1,5 +1,4 @@
-import { expect } from 'vitest';
-import { createPay, PayError, type Pay, type PayOptions } from 'paywidget-server';
+import { createPay, type Pay, type PayOptions } from 'paywidget-server';
 import { startSandbox, type CommerceSandboxOptions, type Sandbox } from 'paywidget-server/sandbox';
 
 /** HTTP policy for tests: quick retries, short deadlines. */
@@ -20,11 +19,7 @@ export function payFor(sb: Sandbox, overrides: Partial<PayOptions> = {}): Pay {
   });
 }
 
-export async function rejection(promise: Promise<unknown>): Promise<PayError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
-  expect(error).toBeInstanceOf(PayError);
-  return error as PayError;
-}
+export { rejection } from '../../helpers/pay-errors.js';
 
 export async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];

@@ -1,10 +1,11 @@
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPay, PayError, UpstreamError, type Pay, type PayOptions } from 'paywidget-server';
+import { createPay, UpstreamError, type Pay, type PayOptions } from 'paywidget-server';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { freePort as closedPort } from '../../helpers/free-port.js';
 import { startLocalServer } from '../../helpers/local-server.js';
+import { rejection } from '../../helpers/pay-errors.js';
 
 let sandbox: Sandbox;
 const logger = captureLogger();
@@ -30,12 +31,6 @@ async function mintRoute(pay: Pay, body: unknown = { orderId: 'order-1' }) {
   if (!response) throw new Error('the route did not answer');
   const text = typeof response.body === 'string' ? response.body : Buffer.from(response.body).toString('utf8');
   return { ...response, text };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<PayError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
-  expect(error).toBeInstanceOf(PayError);
-  return error as PayError;
 }
 
 describe('mintWidgetToken against the sandbox', () => {

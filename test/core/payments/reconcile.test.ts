@@ -8,6 +8,7 @@ import { signWebhook } from 'paywidget-server/testing';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { stepWallClockBack } from '../../helpers/wall-clock.js';
 import { eventually, payByBank, payByCard, payFor, serve } from './helpers.js';
+import { rejection as payErrorOf } from '../../helpers/pay-errors.js';
 
 let sb: Sandbox;
 const logger = captureLogger();
@@ -44,10 +45,9 @@ async function card(pay: Pay, number: string, order?: { amount: number; currency
 }
 
 async function rejection(promise: Promise<unknown>): Promise<PayError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
-  expect(error).toBeInstanceOf(PayError);
+  const error = await payErrorOf(promise);
   errors.push(error);
-  return error as PayError;
+  return error;
 }
 
 describe('reconcile', () => {
