@@ -260,32 +260,17 @@ async function checkOrder(ledger: Ledger, order: CheckedOrder, paid: boolean, re
     if (!expected) break; // no total to compare with: reported above
     const amountDiffers = entry.amount !== undefined && entry.amount !== expected.amount;
     const currencyDiffers = entry.currency !== undefined && entry.currency !== expected.currency;
+    const about = { ...base, paymentId: entry.paymentId, paymentStatus: entry.status, expected, actual: amountOf(entry) };
     if (amountDiffers || currencyDiffers) {
       agrees = false;
-      await found({
-        ...base,
-        kind: 'amount_mismatch',
-        paymentId: entry.paymentId,
-        paymentStatus: entry.status,
-        expected,
-        actual: amountOf(entry),
-        message: `Payment ${entry.paymentId} is for ${entry.amount ?? '?'} ${entry.currency ?? '?'} (minor units) but order ${order.increment_id} totals ${expected.amount} ${expected.currency}.`,
-      });
+      await found({ ...about, kind: 'amount_mismatch', message: `Payment ${entry.paymentId} is for ${entry.amount ?? '?'} ${entry.currency ?? '?'} (minor units) but order ${order.increment_id} totals ${expected.amount} ${expected.currency}.` });
       continue;
     }
     const unknown = unreported(entry);
     if (unknown === undefined) continue;
     // Not counted as paid: a payment of another amount, or in another currency, would look the same.
     agrees = false;
-    await found({
-      ...base,
-      kind: 'amount_unverified',
-      paymentId: entry.paymentId,
-      paymentStatus: entry.status,
-      expected,
-      actual: amountOf(entry),
-      message: `Payment ${entry.paymentId} is confirmed, but its ${unknown} never reported (not in its webhook, not in its status answer), so it could not be checked against order ${order.increment_id}'s ${expected.amount} ${expected.currency}; check it in the payment service's dashboard.`,
-    });
+    await found({ ...about, kind: 'amount_unverified', message: `Payment ${entry.paymentId} is confirmed, but its ${unknown} never reported (not in its webhook, not in its status answer), so it could not be checked against order ${order.increment_id}'s ${expected.amount} ${expected.currency}; check it in the payment service's dashboard.` });
   }
   if (agrees && report) report.paid += 1;
 }
