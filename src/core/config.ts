@@ -16,34 +16,50 @@ const ENV_NAMES: Record<string, string> = {
   'commerce.readMethod': 'COMMERCE_READ_METHOD',
 };
 
+/** The payment service's credentials. Each falls back to its environment variable, named below. */
 export interface PaymentOptions {
+  /** The service's base URL, without `/api/v1` (the library adds the paths). Env: `PAY_API_URL`. */
   apiUrl?: string | undefined;
+  /** Sent as `X-Merchant-Id` on every call to the service. Env: `PAY_MERCHANT_ID`. */
   merchantId?: string | undefined;
+  /** The merchant API key: server-side only, never in a response, log or error. Env: `PAY_MERCHANT_API_KEY`. */
   apiKey?: string | undefined;
-  /** One signing secret, or several while rotating (any one verifies). Env: comma-separated. */
+  /** One signing secret, or several while rotating (any one verifies). Env: `PAY_WEBHOOK_SECRET`, comma-separated. */
   webhookSecret?: string | string[] | undefined;
 }
 
+/** The commerce platform (Magento-style REST). `url`, `username` and `password` together turn it on. */
 export interface CommerceOptions {
+  /** The store's base URL, without `/rest` (the library adds `/rest/<scope>/V1/…`). Env: `COMMERCE_URL`. */
   url?: string | undefined;
+  /** The admin user the library gets its admin token for. Env: `COMMERCE_USERNAME`. */
   username?: string | undefined;
+  /** That admin user's password: never in a response, log or error. Env: `COMMERCE_PASSWORD`. */
   password?: string | undefined;
+  /** The store view in `/rest/<scope>/V1/…`; `'default'` by default. Env: `COMMERCE_SCOPE`. */
   scope?: string | undefined;
+  /**
+   * How order reads are sent: `'GET'` (default, what real platforms serve) or `'POST'`, as the interface
+   * document shows, for installations that need it. Env: `COMMERCE_READ_METHOD`.
+   */
   readMethod?: 'GET' | 'POST' | undefined;
   /** How long the platform's admin tokens live (4 hours by default, Magento's `admin_token_lifetime`). */
   tokenLifetimeMs?: number | undefined;
 }
 
+/** How the library calls the payment service and the commerce platform: time-outs and retries. */
 export interface HttpOptions {
-  /** Time-out of one attempt, response body included. */
+  /** Time-out of one attempt, response body included (10 s by default). */
   attemptTimeoutMs?: number | undefined;
-  /** Deadline for a whole call, retries and back-off included. */
+  /** Deadline for a whole call, retries and back-off included (30 s by default). */
   totalTimeoutMs?: number | undefined;
-  /** Retries after the first attempt, on connection errors, time-outs, 5xx and 429. */
+  /** Retries after the first attempt, on connection errors, time-outs, 5xx and 429 (0 to 10; 2 by default). */
   maxRetries?: number | undefined;
+  /** The first retry waits a random time up to this long, each next one up to twice as long (100 ms by default). */
   backoffBaseMs?: number | undefined;
+  /** The ceiling of that doubling wait (2 s by default); a `Retry-After` is honoured up to `retryAfterMaxMs` instead. */
   backoffMaxMs?: number | undefined;
-  /** The longest `Retry-After` honoured; a longer one ends the retries. */
+  /** The longest `Retry-After` honoured (10 s by default); a longer one ends the retries. */
   retryAfterMaxMs?: number | undefined;
   /**
    * `'auto'` (default): `node:http` on Node, `fetch` elsewhere. `'fetch'`: always fetch, e.g. when your
@@ -53,8 +69,11 @@ export interface HttpOptions {
 }
 
 export interface ConfigOptions {
+  /** The payment service's URL, merchant credentials and webhook signing secrets; each falls back to its environment variable. */
   payment?: PaymentOptions | undefined;
+  /** The commerce platform the orders are read from; each falls back to its environment variable. */
   commerce?: CommerceOptions | undefined;
+  /** Time-outs and retries of every outbound call. */
   http?: HttpOptions | undefined;
   /** Where fallbacks are read from; defaults to `process.env`. */
   env?: Record<string, string | undefined>;
@@ -143,6 +162,7 @@ export interface CommerceConfig {
   tokenLifetimeMs: number;
 }
 
+/** The options once checked, environment fallbacks applied; secrets are held so that nothing prints them. */
 export interface ResolvedConfig {
   /** Undefined while apiUrl, merchantId or apiKey is missing; requirePayment() names what is. */
   payment: PaymentConfig | undefined;
@@ -154,6 +174,7 @@ export interface ResolvedConfig {
   commerce: CommerceConfig | undefined;
   /** The commerce options that are not set, e.g. 'commerce.password' (all three when none is). */
   commerceMissing: string[];
+  /** The outbound call policy, defaults filled in. */
   http: HttpPolicy;
 }
 

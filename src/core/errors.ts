@@ -59,8 +59,11 @@ const PAY_ERROR = Symbol.for('paywidget-server.PayError');
 /** The one error type of the library: a stable UPPER_SNAKE `code`, an HTTP `status`, a message that says how to fix it. */
 export class PayError extends Error {
   override readonly name: string = 'PayError';
+  /** What went wrong, stable across versions: branch on this, not on the message. */
   readonly code: PayErrorCode;
+  /** The HTTP status the library's routes answer with (`ERROR_STATUS[code]`, or the upstream's own status). */
   readonly status: number;
+  /** Facts for code, never secrets: the field or option at fault (`{ field }`, `{ options }`), the service, the order. */
   readonly details: Record<string, unknown> | undefined;
 
   static {
@@ -91,6 +94,7 @@ export class PayError extends Error {
     return { status: this.status, headers: { ...JSON_HEADERS }, body: JSON.stringify({ error }) };
   }
 
+  /** What `JSON.stringify` and loggers print: name, code, status, message and details (the cause stays out). */
   toJSON(): Record<string, unknown> {
     return { name: this.name, code: this.code, status: this.status, message: this.message, details: this.details };
   }
@@ -102,7 +106,9 @@ export class PayError extends Error {
  */
 export class UpstreamError extends PayError {
   override readonly name = 'UpstreamError';
+  /** Which upstream answered: `'payment'` or `'commerce'`. */
   readonly service: string;
+  /** The upstream's Content-Type header, as sent. */
   readonly contentType: string | undefined;
   /** The service's Retry-After header (a 429 or 503), as sent. */
   readonly retryAfter: string | undefined;
@@ -126,6 +132,7 @@ export class UpstreamError extends PayError {
     return this.#body;
   }
 
+  /** The upstream body decoded as UTF-8, for logs and messages. */
   get bodyText(): string {
     return new TextDecoder().decode(this.#body);
   }

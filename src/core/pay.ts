@@ -15,6 +15,10 @@ import type { Logger } from './types.js';
 import { MemoryClaimStore, MemoryLedgerStore, type StoreOptions } from './stores/index.js';
 import { createWebhooks, type DrainOptions, type WebhookOptions, type Webhooks } from './webhooks/index.js';
 
+/**
+ * Everything `createPay` takes; all of it optional. Credentials fall back to environment variables
+ * (`PAY_API_URL`, `PAY_MERCHANT_ID`, `PAY_MERCHANT_API_KEY`, `PAY_WEBHOOK_SECRET`, `COMMERCE_*`).
+ */
 export interface PayOptions extends ConfigOptions {
   /**
    * Decides what the shopper owes for a `POST /widget-token` request, from the server's own records.
@@ -40,11 +44,21 @@ export interface PayOptions extends ConfigOptions {
   payments?: PaymentsOptions | undefined;
 }
 
+/**
+ * The library, configured: its routes for an adapter (`payMiddleware`, `createRouteHandlers`, `payRouter`),
+ * and the same work as calls for your own code.
+ */
 export interface Pay extends Router {
+  /** The options once checked, environment fallbacks applied; the secrets in it never print. */
   readonly config: ResolvedConfig;
   /** The largest body any route takes: adapters read a request's body up to it, and each route holds its own limit. */
   readonly maxBodyBytes: number;
+  /**
+   * Mints a widget token for this amount (minor units), currency and order, with the merchant credentials.
+   * A refusal by the service throws UpstreamError carrying its status and body unchanged.
+   */
   mintWidgetToken(input: MintInput): Promise<WidgetToken>;
+  /** Webhook verification, deduplication and your handlers: `pay.webhooks.on('payment.succeeded', …)`. */
   readonly webhooks: Webhooks;
   /** The merchant's orders on the commerce platform; CONFIG_MISSING at first use when it is not configured. */
   readonly orders: Orders;

@@ -6,10 +6,13 @@ export type Framework = 'express' | 'koa' | 'next-pages' | 'next-app';
 
 /** What the core router takes: a plain object, cheaper than a Fetch Request (see DESIGN.md). */
 export interface PayRequest {
+  /** The HTTP method, upper case as Node gives it. */
   method: string;
   /** Path relative to where the app mounted the library, e.g. `/widget-token`. */
   path: string;
+  /** The query string, for your hooks (`resolveCheckout`, `authorize`); the library's routes read none. */
   query?: URLSearchParams;
+  /** The request headers; names are matched case-insensitively. */
   headers: HeaderInput;
   /** The body exactly as received. Required for webhooks; JSON routes may use `parsedBody` instead. */
   rawBody?: Uint8Array | string;
@@ -23,15 +26,22 @@ export interface PayRequest {
 
 /** What the core router answers. `body` is sent as it is. */
 export interface PayResponse {
+  /** The HTTP status to answer with. */
   status: number;
+  /** Headers to set, lower-case names. */
   headers: Record<string, string>;
+  /** The body to send: JSON text, or an upstream's body byte for byte. */
   body: string | Uint8Array;
 }
 
 /** A pino-compatible logger; the library never passes it a secret. */
 export interface Logger {
+  /** Each step of a request or call, with its ids; usually off in production. */
   debug(obj: object, msg?: string): void;
+  /** What happened: a token minted, an admin token obtained, a sync finished. */
   info(obj: object, msg?: string): void;
+  /** What someone should look at: an upstream refusal, a store fallback, a sync stopped by an error. */
   warn(obj: object, msg?: string): void;
+  /** What failed: a webhook handler that threw, a store that failed, a route that answered 5xx. */
   error(obj: object, msg?: string): void;
 }

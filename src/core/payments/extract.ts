@@ -1,10 +1,14 @@
 /** What a webhook says about one payment. */
 export interface PaymentObservation {
+  /** The service's payment id. */
   paymentId: string;
+  /** The status the event reports, as sent. */
   status: string;
+  /** The merchant's order id, when the event carries it. */
   orderId?: string;
   /** Integer minor units. */
   amount?: number;
+  /** ISO 4217 code, when the event carries it. */
   currency?: string;
 }
 

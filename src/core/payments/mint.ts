@@ -5,6 +5,7 @@ import { isKnownCurrency } from '../money/index.js';
 import type { Logger } from '../types.js';
 import { WidgetToken } from './widget-token.js';
 
+/** What a widget token is minted for: decided by the server (`resolveCheckout`, or the order), never by the browser. */
 export interface MintInput {
   /** Integer minor units (cents), > 0. Use toMinorUnits() to convert a decimal total. */
   amount: number;

@@ -22,16 +22,18 @@ export interface PaymentsOptions {
   statusAuth?: StatusAuth | undefined;
   /** How long `reconcile()` and `POST /payments/:paymentId/reconcile` poll before answering needs_reconciliation. Default 10 s. */
   pollBudgetMs?: number | undefined;
-  /** First pause between polls (default 250 ms); it doubles up to pollMaxIntervalMs (default 4 s), with jitter. */
+  /** First pause between polls (default 250 ms); it doubles up to pollMaxIntervalMs, with jitter. */
   pollIntervalMs?: number | undefined;
+  /** The longest pause between two polls (default 4 s). */
   pollMaxIntervalMs?: number | undefined;
   /** Reads `{ paymentId, status, orderId?, amount?, currency? }` from a webhook payload, or undefined when it is about no payment. */
   extractPayment?: ExtractPayment | undefined;
 }
 
+/** Which credential reads a payment's status; see `PaymentsOptions.statusAuth`. */
 export type StatusAuth = 'client-token-or-merchant' | 'merchant' | 'client-token';
 
-/** DESIGN.md decision 7: the common names. */
+/** The statuses that end a payment by default: the names payment services commonly use (DESIGN.md decision 7). */
 export const DEFAULT_TERMINAL_STATUSES = Object.freeze({
   confirmed: Object.freeze(['succeeded', 'confirmed', 'paid', 'captured']),
   failed: Object.freeze(['failed', 'declined', 'canceled', 'cancelled', 'expired']),

@@ -2,6 +2,7 @@ import { invalidInput } from '../errors.js';
 import type { Logger } from '../types.js';
 import type { Ledger } from './ledger.js';
 
+/** Options of `pay.payments.pruneLedger()`. */
 export interface PruneLedgerOptions {
   /**
    * Confirmed and failed payments last changed longer ago than this (ms) are removed. At least a day:
@@ -13,6 +14,7 @@ export interface PruneLedgerOptions {
   signal?: AbortSignal | undefined;
 }
 
+/** What one pruning removed. */
 export interface PruneLedgerReport {
   /** Entries removed. */
   removed: number;

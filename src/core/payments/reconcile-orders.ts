@@ -6,9 +6,11 @@ import type { LedgerEntry } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import { entriesOfOrder, type Ledger } from './ledger.js';
 
+/** Options of `pay.reconcileOrders()`. */
 export interface ReconcileOrdersOptions {
   /** The window of order creation, as for `pay.orders.iterate`: a Date, or `YYYY-MM-DD HH:MM:SS` in UTC. Both required. */
   createdFrom: string | Date;
+  /** The window's end, inclusive, in the same forms as `createdFrom`. */
   createdTo: string | Date;
   /** Told about each disagreement as it is found (awaited; throwing stops the walk). */
   onFinding?: ((finding: OrderFinding) => unknown) | undefined;
@@ -21,9 +23,11 @@ export interface ReconcileOrdersOptions {
   lookbehindMs?: number | undefined;
   /** Whether the platform considers the order paid. Default: `total_paid` > 0, or state processing, complete or closed. */
   isPaid?: ((order: CommerceOrder) => boolean) | undefined;
+  /** Stops the walk between pages and lookups; the call then rejects. */
   signal?: AbortSignal | undefined;
 }
 
+/** What kind of disagreement between an order and its payments a finding reports. */
 export type OrderFindingKind =
   /** The service confirmed a payment, but the order is not marked paid (still awaiting payment, or canceled). */
   | 'payment_confirmed_order_unpaid'
@@ -41,27 +45,36 @@ export type OrderFindingKind =
   /** A confirmed payment whose order id matches no order read (or that names no order). */
   | 'payment_for_unknown_order';
 
+/** One disagreement between an order and the ledger's confirmed payments. */
 export interface OrderFinding {
+  /** What disagrees; see OrderFindingKind. */
   kind: OrderFindingKind;
   /** The order's increment_id; for an unknown order, the order id the payment names (if any). */
   orderId?: string;
+  /** The order's entity_id, when the order was read. */
   entityId?: number;
+  /** The order's state and status on the platform, when the order was read. */
   orderState?: string;
   orderStatus?: string;
   /** The payment concerned; for multiple_confirmed_payments, the first of `paymentIds`. */
   paymentId?: string;
+  /** Every confirmed payment of the order (multiple_confirmed_payments). */
   paymentIds?: string[];
+  /** The ledger's status of `paymentId`. */
   paymentStatus?: string | null;
-  /** The order's grand total in minor units, and the payment's. */
+  /** The order's grand total in minor units. */
   expected?: { amount: number; currency: string };
+  /** The payment's amount in minor units and currency, as far as the ledger knows them. */
   actual?: { amount?: number; currency?: string };
   /** One sentence for people. */
   message: string;
 }
 
+/** What `pay.reconcileOrders()` answers once the whole window is walked. */
 export interface OrderReconciliationReport {
   /** The window as read, `YYYY-MM-DD HH:MM:SS` UTC. */
   createdFrom: string;
+  /** The window's end as read, `YYYY-MM-DD HH:MM:SS` UTC. */
   createdTo: string;
   /** Orders created in the window. */
   orders: number;

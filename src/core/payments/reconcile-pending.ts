@@ -4,6 +4,7 @@ import type { Logger } from '../types.js';
 import type { Ledger } from './ledger.js';
 import type { LearnedHere, ReconcileOptions, ReconcileResult } from './reconcile.js';
 
+/** Options of `pay.payments.reconcilePending()`, the sweep of unresolved payments. */
 export interface ReconcilePendingOptions {
   /** Only payments the ledger first heard of at least this long ago (ms); default 0, every one. */
   olderThan?: number | undefined;
@@ -17,11 +18,15 @@ export interface ReconcilePendingOptions {
 
 /** A payment whose status moved between the sweep's listing and its poll. */
 export interface SweepChange {
+  /** The service's payment id. */
   paymentId: string;
+  /** The merchant's order id, when the ledger knows it. */
   orderId?: string;
   /** The ledger's status when the sweep listed it (null: none was known). */
   from: string | null;
+  /** The status now. */
   to: string | null;
+  /** What the new status means: act on confirmed and failed (unless `source` is 'webhook'). */
   outcome: ReconcileResult['outcome'];
   /**
    * Who learned the new status: 'poll' (this sweep), or 'webhook' (a delivery that arrived while the
@@ -30,6 +35,7 @@ export interface SweepChange {
   source: LedgerSource;
 }
 
+/** What one sweep found. */
 export interface SweepReport {
   /** Unresolved payments looked at. */
   checked: number;

@@ -6,6 +6,7 @@ import type { Logger } from '../types.js';
 import { recordPoll, type Ledger } from './ledger.js';
 import { checkPaymentId, toClientToken, type PaymentStatus, type StatusOptions } from './status.js';
 
+/** Options of `pay.payments.reconcile()`. */
 export interface ReconcileOptions extends StatusOptions {
   /** How long to poll for a terminal status (default `payments.pollBudgetMs`, 10 s). 0 polls once, with the usual HTTP time-outs. */
   budgetMs?: number | undefined;
@@ -13,13 +14,16 @@ export interface ReconcileOptions extends StatusOptions {
   signal?: AbortSignal | undefined;
 }
 
+/** Confirmed or failed (terminal), or needs_reconciliation: not terminal within the budget, ask again later. */
 export type ReconcileOutcome = 'confirmed' | 'failed' | 'needs_reconciliation';
 
 /** The answer of `pay.payments.reconcile()`. Holds no credential. */
 export interface ReconcileResult {
+  /** The service's payment id. */
   paymentId: string;
   /** The last status known; null when no poll succeeded and the ledger knew nothing. */
   status: string | null;
+  /** What to do: fulfil on confirmed, not on failed, and with needs_reconciliation leave it to a webhook or the sweep. */
   outcome: ReconcileOutcome;
   /** How that status was learned (a webhook may have arrived while this call polled); null with a null status. */
   source: LedgerSource | null;
@@ -28,8 +32,11 @@ export interface ReconcileResult {
    * (a 429 or 503 with Retry-After), longer than the budget had left. Poll no sooner.
    */
   retryAfterMs?: number;
+  /** The merchant's order id, when the service or a webhook said it. */
   orderId?: string;
+  /** Integer minor units, when the service or a webhook said them. */
   amount?: number;
+  /** ISO 4217 code, when the service or a webhook said it. */
   currency?: string;
 }
 

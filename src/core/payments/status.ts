@@ -7,6 +7,7 @@ import type { Logger } from '../types.js';
 import type { PaymentOutcome, StatusAuth } from './options.js';
 import { isWellFormedText } from '../well-formed.js';
 
+/** Options of `pay.payments.status()`. */
 export interface StatusOptions {
   /** The payment's `payment_client_token` (from `mobile/checkout` or `checkout`), when the caller has it. */
   clientToken?: string | Secret | undefined;
@@ -16,14 +17,19 @@ export interface StatusOptions {
 
 /** What the status endpoint said, with the library's reading of it. Holds no credential. */
 export interface PaymentStatus {
+  /** The service's payment id. */
   paymentId: string;
   /** The service's status value, as sent. */
   status: string;
+  /** What the status means, by `payments.terminalStatuses`: confirmed, failed, or unresolved (not terminal yet). */
   outcome: PaymentOutcome;
+  /** The merchant's order id the payment was minted for, when the service sends it. */
   orderId?: string;
   /** Integer minor units, when the service sends them. */
   amount?: number;
+  /** ISO 4217 code, upper case, when the service sends it. */
   currency?: string;
+  /** Why the payment was declined, when the service sends a `decline_code`. */
   declineCode?: string;
 }
 

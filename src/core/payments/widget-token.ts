@@ -6,7 +6,9 @@ const inspectCustom = Symbol.for('nodejs.util.inspect.custom');
  * Read `widgetToken` explicitly to hand it to the browser.
  */
 export class WidgetToken {
+  /** The token itself: hand it to the page that mounts the widget, nowhere else. */
   readonly widgetToken: string;
+  /** When the service stops accepting it; mint a new one for a shopper who comes back later. */
   readonly expiresAt: Date;
 
   constructor(widgetToken: string, expiresAt: Date) {
@@ -14,6 +16,7 @@ export class WidgetToken {
     this.expiresAt = expiresAt;
   }
 
+  /** `{ widgetToken: '[redacted]', expiresAt }`: what logs and `JSON.stringify` see. */
   toJSON(): Record<string, string> {
     return { widgetToken: '[redacted]', expiresAt: this.expiresAt.toISOString() };
   }

@@ -26,6 +26,7 @@ export interface AdminTokenStore {
   releaseRefreshLock?(key: string, lockToken: string): Promise<void>;
 }
 
+/** Options of `new MemoryAdminTokenStore()`. */
 export interface MemoryAdminTokenStoreOptions {
   /** Clock in milliseconds (the pay instance's `now`); `Date.now` by default. */
   now?: (() => number) | undefined;

@@ -6,7 +6,9 @@
  * throw (or reject) when it is unreachable; the sync then stops without losing its last saved position.
  */
 export interface CheckpointStore {
+  /** The value last saved under `key`, or undefined when none was (the sync then starts at the beginning). */
   get(key: string): Promise<string | undefined>;
+  /** Saves `value` under `key`, replacing what was there; resolves once it is stored. */
   set(key: string, value: string): Promise<void>;
   /**
    * Optional, with renewLock and releaseLock: one run per checkpoint at a time. Takes the lock of `key`
@@ -24,6 +26,7 @@ export interface CheckpointStore {
   releaseLock?(key: string, lockToken: string): Promise<void>;
 }
 
+/** Options of `new MemoryCheckpointStore()`. */
 export interface MemoryCheckpointStoreOptions {
   /** Clock in milliseconds, for lock expiry; `Date.now` by default. */
   now?: (() => number) | undefined;

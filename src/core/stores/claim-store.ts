@@ -19,11 +19,13 @@
  * Any method may throw (or reject) when the store is unreachable; callers turn that into a 503 and
  * never mark anything done that was not processed.
  */
+/** What `claim` answers: the key is now this worker's (with its token), someone else's, or done already. */
 export type ClaimResult =
   | { state: 'claimed'; token: string }
   | { state: 'in_progress' }
   | { state: 'done' };
 
+/** Where webhook claims live: `MemoryClaimStore` (one process), `RedisClaimStore` (shared), or your own by the rules above. */
 export interface ClaimStore {
   /** Takes the key for `leaseMs` when it is free (or its lease ran out). */
   claim(key: string, leaseMs: number): Promise<ClaimResult>;

@@ -35,6 +35,7 @@
  */
 export type LedgerOutcome = 'confirmed' | 'failed' | 'unresolved';
 
+/** Each outcome's rank: `record` never moves an entry to a lower one. */
 export const OUTCOME_RANK: Readonly<Record<LedgerOutcome, number>> = Object.freeze({ unresolved: 0, failed: 1, confirmed: 2 });
 
 /** How the library learned a status. */
@@ -42,26 +43,39 @@ export type LedgerSource = 'poll' | 'webhook';
 
 /** One observation of a payment, as handed to `record`. */
 export interface LedgerObservation {
+  /** The service's payment id. */
   paymentId: string;
   /** The service's status; null when nothing is known yet (every poll failed), so a sweep still finds the payment. */
   status: string | null;
+  /** What the status means for the money: confirmed (taken), failed, or unresolved (may still change). */
   outcome: LedgerOutcome;
+  /** A status poll or a webhook. */
   source: LedgerSource;
   /** When it was learned, in milliseconds. */
   at: number;
+  /** The merchant's order id the payment was minted for (the service's `order_id`), when the observation carries it. */
   orderId?: string | undefined;
+  /** The amount in minor units, when the observation carries it. */
   amount?: number | undefined;
+  /** The ISO 4217 currency code, when the observation carries it. */
   currency?: string | undefined;
 }
 
+/** What the ledger knows about one payment: the highest-ranked status seen, and the order it is for. */
 export interface LedgerEntry {
+  /** The service's payment id. */
   paymentId: string;
+  /** The service's status (`succeeded`, `failed`, `processing`, …); null while none was ever learned. */
   status: string | null;
+  /** What the status means for the money: confirmed (taken), failed, or unresolved (may still change). */
   outcome: LedgerOutcome;
   /** How the current status was learned. */
   source: LedgerSource;
+  /** The merchant's order id, once any observation carried it. */
   orderId?: string | undefined;
+  /** The amount in minor units, once any observation carried it. */
   amount?: number | undefined;
+  /** The ISO 4217 currency code, once any observation carried it. */
   currency?: string | undefined;
   /** When the ledger first heard of the payment (ms). */
   firstSeenAt: number;
@@ -69,6 +83,7 @@ export interface LedgerEntry {
   updatedAt: number;
 }
 
+/** What `record` answers. */
 export interface LedgerRecordResult {
   /** The entry after this observation: the stored one, which may rank above the observation. */
   entry: LedgerEntry;
@@ -78,17 +93,21 @@ export interface LedgerRecordResult {
   changed: boolean;
 }
 
+/** Which entries `list` yields: one outcome, optionally within time bounds (each inclusive). */
 export interface LedgerQuery {
+  /** Only entries with this outcome. */
   outcome: LedgerOutcome;
-  /** Only entries first seen at or after / at or before these instants (ms). */
+  /** Only entries first seen at or after this instant (ms). */
   firstSeenFrom?: number;
+  /** Only entries first seen at or before this instant (ms). */
   firstSeenTo?: number;
   /**
-   * Only entries last changed at or after / at or before these instants (ms): for a confirmed payment,
+   * Only entries last changed at or after this instant (ms): for a confirmed payment,
    * when it was confirmed (or, later, when an order id or amount filled in). With either bound the
    * entries come oldest change first.
    */
   updatedFrom?: number;
+  /** Only entries last changed at or before this instant (ms); see `updatedFrom`. */
   updatedTo?: number;
 }
 
@@ -117,7 +136,12 @@ export function isForgettable(entry: LedgerEntry, condition: ForgetCondition): b
   return entry.outcome !== 'unresolved' && entry.updatedAt <= condition.updatedTo;
 }
 
+/**
+ * Where the ledger lives: `MemoryLedgerStore` (one process) or `RedisLedgerStore` (shared), or your own
+ * for another database, following the rules above (`applyObservation` is the record rule as a function).
+ */
 export interface LedgerStore {
+  /** The entry of this payment, or undefined when the ledger never heard of it. */
   get(paymentId: string): Promise<LedgerEntry | undefined>;
   /** Applies one observation atomically by the rules above and answers the resulting entry. */
   record(observation: LedgerObservation): Promise<LedgerRecordResult>;

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { DONE, type ClaimResult, type ClaimStore } from './claim-store.js';
 
+/** Options of `new MemoryClaimStore()`. */
 export interface MemoryClaimStoreOptions {
   /**
    * Most keys kept; the least recently used go first beyond it. Two keys per webhook event (event id

@@ -1,5 +1,6 @@
 import { applyObservation, isForgettable, listsByUpdate, matchesQuery, type ForgetCondition, type LedgerEntry, type LedgerObservation, type LedgerQuery, type LedgerRecordResult, type LedgerStore } from './ledger-store.js';
 
+/** Options of `new MemoryLedgerStore()`. */
 export interface MemoryLedgerStoreOptions {
   /**
    * Most payments kept (default 100,000). Past it the oldest entry nothing is known of goes first (a
