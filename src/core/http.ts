@@ -63,10 +63,12 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
       failure = new PayError('UPSTREAM_ERROR', `${call.service} ${where} answered ${response.status}`);
       unsent = response.status === 429 || response.status === 503;
     } catch (error) {
+      // The caller's own abort is no upstream failure: like fetch, the call rejects with the signal's reason.
+      if (call.signal?.aborted) throw call.signal.reason;
       failure = toTransportError(error, call, where, policy.attemptTimeoutMs);
       // An answer that does not decompress, or is not HTTP, was an answer: retrying will not fix it. One cut
       // off half-way may come whole next time.
-      if (call.signal?.aborted || (failure.code === 'UPSTREAM_INVALID_RESPONSE' && !(error instanceof ResponseCutError))) throw failure;
+      if (failure.code === 'UPSTREAM_INVALID_RESPONSE' && !(error instanceof ResponseCutError)) throw failure;
       unsent = NOT_CONNECTED.has(systemCodeOf(error) ?? '');
     }
 
@@ -184,10 +186,9 @@ function toTransportError(error: unknown, call: UpstreamCall, where: string, att
     return invalidAnswer(call.service, `began answering ${where}, but ${error.message}${systemCode ? ` (${systemCode})` : ''}.`, error);
   }
   const name = (error as { name?: string } | null)?.name;
-  if (name === 'TimeoutError' || (name === 'AbortError' && !call.signal?.aborted)) {
+  if (name === 'TimeoutError' || name === 'AbortError') {
     return new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not answer within ${attemptTimeoutMs} ms. ${RAISE_ATTEMPT_TIMEOUT}`, { cause: error });
   }
-  if (call.signal?.aborted) return new PayError('UPSTREAM_UNREACHABLE', `${call.service} ${where} was aborted by the caller.`, { cause: error });
   const systemCode = systemCodeOf(error);
   if (systemCode === 'HPE_HEADER_OVERFLOW') {
     return invalidAnswer(call.service, `answered ${where} with headers larger than Node accepts (${systemCode}; node --max-http-header-size raises the limit).`, error);

@@ -101,6 +101,16 @@ describe('callUpstream', () => {
     expect(hits.get('/retry-later')).toBe(1);
   }, 3_000);
 
+  it.each(['auto', 'fetch'] as const)('rejects with the signal’s own reason when the caller aborts during an attempt (transport %s), as fetch does: no upstream error', async (transport) => {
+    hits.delete('/unavailable');
+    const controller = new AbortController();
+    const reason = new Error('shopper left');
+    onUnavailable = () => controller.abort(reason); // the request has reached the service: the attempt is under way
+    const error = await callUpstream({ ...get('/unavailable'), signal: controller.signal }, policy({ transport })).then(() => undefined, (e: unknown) => e);
+    expect(error).toBe(reason); // was a 502 UPSTREAM_UNREACHABLE, which reads as an outage
+    expect(hits.get('/unavailable')).toBe(1);
+  });
+
   it.each(['auto', 'fetch'] as const)('a body that does not decompress (transport %s): UPSTREAM_INVALID_RESPONSE naming the Content-Encoding, not retried', async (transport) => {
     hits.delete('/corrupt');
     const error = await callUpstream(get('/corrupt'), policy({ transport })).then(() => undefined, (e: unknown) => e);

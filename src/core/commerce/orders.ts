@@ -118,7 +118,7 @@ export class OrderReader {
   async search(query: OrderSearch = {}): Promise<CommerceSearchResult> {
     // Magento answers every match when no page size is sent: one page is what a search means here.
     const request = buildSearch(normalizeFilter(query), query.pageSize ?? DEFAULT_PAGE_SIZE, query.currentPage);
-    return this.decodeSearch(request, await this.fetchSearch(request));
+    return this.decodeSearch(request, await this.fetchSearch(request, query.signal));
   }
 
 

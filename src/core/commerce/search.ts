@@ -26,6 +26,8 @@ export interface OrderSearch extends OrderFilter {
   pageSize?: number | undefined;
   /** 1-based page number. */
   currentPage?: number | undefined;
+  /** Stops the search (it rejects with the signal's reason, as fetch does). */
+  signal?: AbortSignal | undefined;
 }
 
 export interface SentFilter {

@@ -34,7 +34,6 @@ interface Flight {
   waiting: number;
 }
 
-const aborted = (signal: AbortSignal) => new PayError('UPSTREAM_UNREACHABLE', 'The commerce admin token request was aborted by the caller.', { cause: signal.reason });
 
 /**
  * The admin token: cached in the store for its lifetime less a margin, fetched by one request
@@ -73,7 +72,7 @@ export class AdminTokens {
    * that arrive meanwhile share it, and a token another caller already replaced is not fetched again.
    */
   refresh(rejected: string | undefined, signal?: AbortSignal): Promise<string> {
-    if (signal?.aborted) return Promise.reject(aborted(signal));
+    if (signal?.aborted) return Promise.reject(signal.reason);
     const flight = this.#inflight ?? this.#start(rejected);
     if (!signal) {
       flight.waiting = Infinity; // a caller that cannot give up keeps the request going
@@ -84,7 +83,7 @@ export class AdminTokens {
       // The request is shared, so one caller's abort only ends its own wait; the last one's ends the
       // request too, so that Ctrl-C does not wait for the login (up to the attempt timeout).
       const leave = () => {
-        reject(aborted(signal));
+        reject(signal.reason); // as fetch does: the caller's own reason
         if (--flight.waiting > 0) return;
         if (this.#inflight === flight) this.#inflight = undefined;
         flight.controller.abort();
@@ -136,7 +135,7 @@ export class AdminTokens {
         }
       }
       await new Promise((resolve) => setTimeout(resolve, SHARED_REFRESH_POLL_MS));
-      if (signal.aborted) throw aborted(signal);
+      if (signal.aborted) throw signal.reason;
       const shared = usable(await this.#read());
       if (shared !== undefined) return shared;
       if (performance.now() > deadline) {

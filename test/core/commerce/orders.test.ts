@@ -99,6 +99,15 @@ describe('orders.search', () => {
     await expect(pay.orders.search({ incrementId: ' ' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'incrementId' } });
   });
 
+  it('stops at its signal, rejecting with the signal’s reason as fetch does, before the platform is asked', async () => {
+    const pay = payFor(sb);
+    await pay.orders.search({ pageSize: 1 }); // the admin token is cached: only the search itself is left to stop
+    const before = sb.commerce.stats().searches;
+    const reason = new Error('report cancelled');
+    await expect(pay.orders.search({ status: 'pending', signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    expect(sb.commerce.stats().searches).toBe(before); // the signal was ignored: the search ran and answered
+  });
+
   it('answers one page of 100 unless told otherwise', async () => {
     const result = await payFor(sb).orders.search();
     expect(ids(result)).toEqual(range(1, 100));

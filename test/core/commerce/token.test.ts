@@ -158,6 +158,15 @@ describe('admin token', () => {
     expect(performance.now() - started).toBeLessThan(750); // not the login's 1.5 s
   });
 
+  it('rejects a caller that stops waiting for the login with its signal’s reason, not an upstream error', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    sb.commerce.faults.inject({ route: 'POST /rest/default/V1/integration/admin/token', latencyMs: 1_500 });
+    const controller = new AbortController();
+    const reason = new Error('request closed');
+    setTimeout(() => controller.abort(reason), 50);
+    await expect(payFor(sb).orders.get(1, { signal: controller.signal })).rejects.toBe(reason); // was 502 UPSTREAM_UNREACHABLE
+  });
+
   it('keeps a login going while a caller without a signal still waits for it', async () => {
     sb = await commerceSandbox({ orders: 5 });
     const pay = payFor(sb);
