@@ -120,7 +120,7 @@ Environment:
     let report: PruneLedgerReport;
     try {
       const pay = createPay({ env: {}, logger: silentLogger, stores: shared.stores });
-      report = await pay.payments.pruneLedger({ olderThan: days * DAY_MS, signal: io.signal });
+      report = await pay.payments.pruneLedger({ olderThanMs: days * DAY_MS, signal: io.signal });
     } finally {
       await shared.close();
     }

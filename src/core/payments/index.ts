@@ -26,7 +26,7 @@ export interface Payments {
    */
   byOrder(orderId: string): Promise<LedgerEntry[]>;
   /**
-   * Removes confirmed and failed payments that have not changed for `olderThan` (at least a day), so the
+   * Removes confirmed and failed payments that have not changed for `olderThanMs` (at least a day), so the
    * ledger does not grow without end: run it from a daily job. Unresolved payments stay.
    */
   pruneLedger(options: PruneLedgerOptions): Promise<PruneLedgerReport>;

@@ -9,7 +9,7 @@ export interface PruneLedgerOptions {
    * a recent confirmation is what keeps an order the platform does not show as paid yet from being
    * minted again. Keep them as long as the windows `reconcileOrders` looks at.
    */
-  olderThan: number;
+  olderThanMs: number;
   /** Stops the pruning between entries; the report then says `complete: false`. */
   signal?: AbortSignal | undefined;
 }
@@ -28,16 +28,16 @@ const BATCH = 50;
 
 /**
  * Retention for the ledger, which otherwise keeps every payment it heard of: removes the settled ones
- * (confirmed, failed) that have not changed for `olderThan`. Unresolved payments stay whatever their
+ * (confirmed, failed) that have not changed for `olderThanMs`. Unresolved payments stay whatever their
  * age: they are the sweep's work, and money may still arrive.
  */
 export async function pruneLedger(deps: { ledger: Ledger; now: () => number; logger: Logger }, options: PruneLedgerOptions): Promise<PruneLedgerReport> {
-  const olderThan = (options as Partial<PruneLedgerOptions> | undefined)?.olderThan;
-  if (typeof olderThan !== 'number' || !Number.isFinite(olderThan) || olderThan < MIN_LEDGER_RETENTION_MS) {
-    throw invalidInput('olderThan', `pruneLedger({ olderThan }) takes milliseconds, at least ${MIN_LEDGER_RETENTION_MS} (a day): younger confirmations keep orders from being paid twice (got ${String(olderThan)}).`);
+  const olderThanMs = (options as Partial<PruneLedgerOptions> | undefined)?.olderThanMs;
+  if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < MIN_LEDGER_RETENTION_MS) {
+    throw invalidInput('olderThanMs', `pruneLedger({ olderThanMs }) takes milliseconds, at least ${MIN_LEDGER_RETENTION_MS} (a day): younger confirmations keep orders from being paid twice (got ${String(olderThanMs)}).`);
   }
   const { ledger, logger } = deps;
-  const updatedTo = deps.now() - olderThan;
+  const updatedTo = deps.now() - olderThanMs;
   let removed = 0;
   const forget = async (ids: string[]) => {
     const results = await Promise.all(ids.map((id) => ledger.forget(id, { kind: 'settled', updatedTo })));

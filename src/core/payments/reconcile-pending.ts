@@ -7,7 +7,7 @@ import type { LearnedHere, ReconcileOptions, ReconcileResult } from './reconcile
 /** Options of `pay.payments.reconcilePending()`, the sweep of unresolved payments. */
 export interface ReconcilePendingOptions {
   /** Only payments the ledger first heard of at least this long ago (ms); default 0, every one. */
-  olderThan?: number | undefined;
+  olderThanMs?: number | undefined;
   /** Payments polled at once (default 4). */
   concurrency?: number | undefined;
   /** Poll budget per payment (default 0: one poll each; the sweep is meant to run again later). */
@@ -56,6 +56,11 @@ export interface SweepReport {
    * started no further payment, and the ones not looked at wait for the next run, after that time.
    */
   retryAfterMs?: number;
+  /**
+   * True when every unresolved payment was looked at; false when `signal` or a Retry-After stopped the
+   * sweep early, and the rest waits for the next run.
+   */
+  complete: boolean;
 }
 
 export interface SweepDeps {
@@ -71,13 +76,13 @@ export interface SweepDeps {
  * others; a ledger store that fails does (STORE_UNAVAILABLE), and so does a service asking to wait.
  */
 export async function reconcilePending(deps: SweepDeps, options: ReconcilePendingOptions = {}): Promise<SweepReport> {
-  const olderThan = options.olderThan ?? 0;
+  const olderThanMs = options.olderThanMs ?? 0;
   const concurrency = options.concurrency ?? 4;
-  if (!Number.isFinite(olderThan) || olderThan < 0) throw invalidInput('olderThan', `olderThan must be a number of milliseconds, 0 or more (got ${String(olderThan)}).`);
+  if (!Number.isFinite(olderThanMs) || olderThanMs < 0) throw invalidInput('olderThanMs', `olderThanMs must be a number of milliseconds, 0 or more (got ${String(olderThanMs)}).`);
   if (!Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > 64) throw invalidInput('concurrency', `concurrency must be an integer from 1 to 64 (got ${String(concurrency)}).`);
 
-  const report: SweepReport = { checked: 0, changed: [], unresolved: [], errors: [], forgotten: [] };
-  const entries = deps.ledger.list({ outcome: 'unresolved', firstSeenTo: deps.now() - olderThan })[Symbol.asyncIterator]();
+  const report: SweepReport = { checked: 0, changed: [], unresolved: [], errors: [], forgotten: [], complete: false };
+  const entries = deps.ledger.list({ outcome: 'unresolved', firstSeenTo: deps.now() - olderThanMs })[Symbol.asyncIterator]();
   let storeFailure: unknown;
   const sweepOne = async (entry: LedgerEntry) => {
     report.checked += 1;
@@ -121,6 +126,7 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
         return;
       }
       // Another worker may have been told to wait while this one waited for the listing.
+      if (next.done) report.complete = true;
       if (next.done || options.signal?.aborted || report.retryAfterMs !== undefined) return;
       await sweepOne(next.value);
     }
@@ -133,6 +139,6 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
   if (report.forgotten.length > 0) {
     deps.logger.warn({ forgotten: report.forgotten.length }, 'the payment service does not know some payment ids the ledger held without a status; they were removed from the ledger');
   }
-  deps.logger.info({ checked: report.checked, changed: report.changed.length, unresolved: report.unresolved.length, errors: report.errors.length, forgotten: report.forgotten.length }, 'payment sweep finished');
+  deps.logger.info({ checked: report.checked, changed: report.changed.length, unresolved: report.unresolved.length, errors: report.errors.length, forgotten: report.forgotten.length, complete: report.complete }, 'payment sweep finished');
   return report;
 }

@@ -69,7 +69,7 @@ export interface LedgerEntry {
   status: string | null;
   /** What the status means for the money: confirmed (taken), failed, or unresolved (may still change). */
   outcome: LedgerOutcome;
-  /** How the current status was learned. */
+  /** How the current status was learned; 'poll' too while `status` is null (a poll recorded the payment, learning nothing). */
   source: LedgerSource;
   /** The merchant's order id, once any observation carried it. */
   orderId?: string | undefined;

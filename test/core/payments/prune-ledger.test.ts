@@ -21,7 +21,7 @@ function payOnClock(ledger = new MemoryLedgerStore()) {
 }
 
 describe('pay.payments.pruneLedger', () => {
-  it('removes confirmed and failed payments unchanged for longer than olderThan, and keeps unresolved ones whatever their age', async () => {
+  it('removes confirmed and failed payments unchanged for longer than olderThanMs, and keeps unresolved ones whatever their age', async () => {
     const { pay, logger, advance } = payOnClock();
     const paid = await payByCard(pay, sb, sb.testCards.succeeds, { amount: 100, currency: 'EUR', orderId: 'prune-paid' });
     const declined = await payByCard(pay, sb, sb.testCards.declines, { amount: 200, currency: 'EUR', orderId: 'prune-declined' });
@@ -34,8 +34,8 @@ describe('pay.payments.pruneLedger', () => {
     const recent = await payByCard(pay, sb, sb.testCards.succeeds, { amount: 400, currency: 'EUR', orderId: 'prune-recent' });
     await pay.payments.reconcile(recent.paymentId);
 
-    expect(await pay.payments.pruneLedger({ olderThan: 3 * DAY })).toEqual({ removed: 0, complete: true });
-    expect(await pay.payments.pruneLedger({ olderThan: DAY })).toEqual({ removed: 2, complete: true });
+    expect(await pay.payments.pruneLedger({ olderThanMs: 3 * DAY })).toEqual({ removed: 0, complete: true });
+    expect(await pay.payments.pruneLedger({ olderThanMs: DAY })).toEqual({ removed: 2, complete: true });
     expect(await pay.payments.get(paid.paymentId)).toBeUndefined();
     expect(await pay.payments.get(declined.paymentId)).toBeUndefined();
     expect(await pay.payments.byOrder('prune-paid')).toEqual([]);
@@ -56,14 +56,14 @@ describe('pay.payments.pruneLedger', () => {
     advance(2 * DAY);
     const stopped = new AbortController();
     stopped.abort();
-    expect(await pay.payments.pruneLedger({ olderThan: DAY, signal: stopped.signal })).toEqual({ removed: 0, complete: false });
-    expect(await pay.payments.pruneLedger({ olderThan: DAY })).toEqual({ removed: 130, complete: true });
+    expect(await pay.payments.pruneLedger({ olderThanMs: DAY, signal: stopped.signal })).toEqual({ removed: 0, complete: false });
+    expect(await pay.payments.pruneLedger({ olderThanMs: DAY })).toEqual({ removed: 130, complete: true });
     expect(ledger.size).toBe(0);
   });
 
-  it('refuses to keep less than a day, or no olderThan: a recent confirmation keeps its order from being minted again', async () => {
+  it('refuses to keep less than a day, or no olderThanMs: a recent confirmation keeps its order from being minted again', async () => {
     const { pay } = payOnClock();
-    for (const options of [{ olderThan: DAY - 1 }, { olderThan: Number.NaN }, {}, undefined]) {
+    for (const options of [{ olderThanMs: DAY - 1 }, { olderThanMs: Number.NaN }, {}, undefined]) {
       const error = await pay.payments.pruneLedger(options as never).then(() => undefined, (e: unknown) => e);
       expect(error).toBeInstanceOf(PayError);
       expect(error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('at least 86400000') });

@@ -294,7 +294,7 @@ describe('pay by bank', () => {
     secrets.push(clientToken);
     expect(await pay.payments.reconcile(paymentId, { budgetMs: 80 })).toMatchObject({ outcome: 'needs_reconciliation', status: 'pending' });
     const sweep = await pay.payments.reconcilePending();
-    expect(sweep).toEqual({ checked: 1, changed: [], unresolved: [paymentId], errors: [], forgotten: [] });
+    expect(sweep).toEqual({ checked: 1, changed: [], unresolved: [paymentId], errors: [], forgotten: [], complete: true });
   });
 
   it('a ledger that fails answers the delivery 503 and releases the claim, so the retry records it', async () => {
@@ -452,9 +452,10 @@ describe('reconcilePending (the sweep)', () => {
     sb.payments.setStatus(willSucceed.paymentId, 'succeeded');
     sb.payments.setStatus(willDecline.paymentId, 'declined');
 
-    expect((await pay.payments.reconcilePending({ olderThan: 60_000 })).checked).toBe(0);
+    expect((await pay.payments.reconcilePending({ olderThanMs: 60_000 })).checked).toBe(0);
     const report = await pay.payments.reconcilePending({ concurrency: 2 });
     expect(report.checked).toBe(5);
+    expect(report.complete).toBe(true);
     expect(report.changed).toEqual(expect.arrayContaining([
       { paymentId: willSucceed.paymentId, orderId: 'sweep-1', from: 'processing', to: 'succeeded', outcome: 'confirmed', source: 'poll' },
       { paymentId: willDecline.paymentId, orderId: 'sweep-2', from: 'processing', to: 'declined', outcome: 'failed', source: 'poll' },
@@ -477,8 +478,18 @@ describe('reconcilePending (the sweep)', () => {
     }
     const limited = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 429, headers: { 'Retry-After': '60' }, body: '{"error":"slow down"}', times: Infinity });
     const report = await pay.payments.reconcilePending({ concurrency: 1 });
-    expect(report).toMatchObject({ checked: 1, retryAfterMs: 60_000 });
+    expect(report).toMatchObject({ checked: 1, retryAfterMs: 60_000, complete: false });
     expect(sb.faults.list().find((f) => f.id === limited)!.hits).toBe(1);
+  });
+
+  it('says a sweep its signal stopped is not complete: a cancelled run must not read as "nothing left to do"', async () => {
+    const pay = payFor(sb, { logger });
+    const { paymentId, clientToken } = await payByBank(pay, sb);
+    secrets.push(clientToken);
+    await pay.payments.reconcile(paymentId, { budgetMs: 0 }); // pending: unresolved in the ledger
+    const stopped = await pay.payments.reconcilePending({ signal: AbortSignal.abort() });
+    expect(stopped).toMatchObject({ checked: 0, unresolved: [], complete: false });
+    expect((await pay.payments.reconcilePending()).complete).toBe(true);
   });
 
   it('starts no payment after the service asked to wait, though other workers were waiting on a slow listing', async () => {
@@ -583,7 +594,7 @@ describe('reconcilePending (the sweep)', () => {
   it('checks its options', async () => {
     const pay = payFor(sb, { logger });
     expect((await rejection(pay.payments.reconcilePending({ concurrency: 0 }))).code).toBe('INVALID_INPUT');
-    expect((await rejection(pay.payments.reconcilePending({ olderThan: -1 }))).code).toBe('INVALID_INPUT');
+    expect((await rejection(pay.payments.reconcilePending({ olderThanMs: -1 }))).code).toBe('INVALID_INPUT');
   });
 });
 
