@@ -22,6 +22,11 @@ export interface PayRequest {
   bodyUsed?: boolean;
   /** The adapter that built the request, so an error names the fix in that framework. */
   framework?: Framework | undefined;
+  /**
+   * The framework's own request, for your hooks: Express's `req`, Koa's `ctx`, the App Router's `Request`,
+   * the Pages Router's `req`. Read a session, `req.user` or a param of the mount path (`/shops/:shop/pay`) from it.
+   */
+  native?: unknown;
 }
 
 /** What the core router answers. `body` is sent as it is. */

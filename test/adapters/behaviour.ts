@@ -4,7 +4,8 @@
  */
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPay, type Pay } from 'paywidget-server';
+import type { IncomingMessage } from 'node:http';
+import { createPay, type Framework, type HookRequest, type Pay } from 'paywidget-server';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { signWebhook } from 'paywidget-server/testing';
 
@@ -49,6 +50,14 @@ export interface AdapterCase {
   fallthrough: { status: number; text?: RegExp };
 }
 
+/** The URL path each framework's own request object holds: what a hook reads from `native`. */
+const NATIVE_PATH: Record<Framework, (native: unknown) => string> = {
+  express: (native) => (native as { originalUrl: string }).originalUrl,
+  koa: (native) => (native as { originalUrl: string; state: object }).originalUrl,
+  'next-app': (native) => new URL((native as Request).url).pathname,
+  'next-pages': (native) => (native as IncomingMessage).url!,
+};
+
 export async function fetchSender(baseUrl: string): Promise<MountedApp['send']> {
   return async ({ method, path, headers, body }) => {
     const response = await fetch(baseUrl + path, { method, headers: headers ?? {}, body: (body as BodyInit | undefined) ?? null });
@@ -62,6 +71,7 @@ export function describeAdapter(adapter: AdapterCase): void {
     let app: MountedApp;
     const handled: string[] = [];
     const checkouts: string[] = [];
+    let authorized: HookRequest | undefined;
     const responses: string[] = [];
     let pay: Pay;
 
@@ -86,7 +96,10 @@ export function describeAdapter(adapter: AdapterCase): void {
           return { amount: 4200, currency: 'EUR', orderId };
         },
         // `headers` is a Node object or a Fetch Headers depending on the framework; header() reads both.
-        authorize: (request) => request.header('X-Shop-Session') !== 'revoked',
+        authorize: (request) => {
+          authorized = request;
+          return request.header('X-Shop-Session') !== 'revoked';
+        },
         // A short attempt time-out, so the hanging upstream below fails fast.
         http: { maxRetries: 0, attemptTimeoutMs: 1500 },
         // Webhooks take more than the JSON routes: the adapter reads up to the larger, each route holds its own.
@@ -116,6 +129,15 @@ export function describeAdapter(adapter: AdapterCase): void {
       const refused = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json', 'x-shop-session': 'revoked' }, body: '{}' });
       expect(refused.status).toBe(401);
       expect(JSON.parse(refused.text).error.code).toBe('UNAUTHORIZED');
+    });
+
+    it('hands the hooks the framework’s own request as native (Express req, Koa ctx, a Fetch Request), for a session or a mount-path param', async () => {
+      authorized = undefined;
+      const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{"orderId":"native-1"}' });
+      expect(response.status).toBe(200);
+      const { framework, native } = authorized!;
+      expect(native).toBeDefined();
+      expect(NATIVE_PATH[framework!](native)).toMatch(/\/widget-token$/);
     });
 
     it('passes an upstream refusal through unchanged', async () => {

@@ -17,6 +17,8 @@ export interface NodeRequestSource {
   framework?: Framework | undefined;
   /** `req` by default. */
   parsed?: ParsedBodyHolder;
+  /** What the hooks get as `native`: `req` by default, Koa's `ctx`. */
+  native?: unknown;
 }
 
 /**
@@ -25,8 +27,8 @@ export interface NodeRequestSource {
  * itself (read with raw-body and a size limit), or an object a JSON parser already made.
  */
 export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBytes: number, source: NodeRequestSource = {}): Promise<PayRequest> {
-  const { framework, parsed = req as ParsedBodyHolder } = source;
-  const request: PayRequest = { method: req.method ?? 'GET', path, headers: req.headers, framework };
+  const { framework, parsed = req as ParsedBodyHolder, native = req } = source;
+  const request: PayRequest = { method: req.method ?? 'GET', path, headers: req.headers, framework, native };
   const raw = parsed.rawBody ?? parsed.body;
   // A body a parser already read came under its own limit, maybe higher than ours: each route holds its own.
   // A string is the text as sent (express.text(), Next's parser for text/plain, a verify hook's rawBody).
