@@ -46,6 +46,8 @@ export interface AdapterCase {
   parserInFront?: { latin1: 'decoded' | 'refused' };
   /** A JSON body parser in front of the library, which answers a body that is not JSON itself (400, its own page). */
   jsonParserInFront?: boolean;
+  /** The framework answers a path it cannot percent-decode itself (Next: 400, its error page), before the library. */
+  refusesUndecodablePath?: boolean;
   /** What an unknown path answers: the framework's own fall-through (Next's catch-all route, which cannot pass a request on: the library's 404). */
   fallthrough: { status: number; text?: RegExp };
 }
@@ -138,6 +140,17 @@ export function describeAdapter(adapter: AdapterCase): void {
       const { framework, native } = authorized!;
       expect(native).toBeDefined();
       expect(NATIVE_PATH[framework!](native)).toMatch(/\/widget-token$/);
+    });
+
+    it('decodes a path param once, and refuses one that is not valid percent-encoding (400) without asking the service about it', async () => {
+      const percent = await send({ method: 'GET', path: '/payments/pay_a%2541' });
+      expect(JSON.parse(percent.text).error).toMatchObject({ code: 'PAYMENT_NOT_FOUND', details: { paymentId: 'pay_a%41' } });
+      // Taken as it is, pay_%ZZ would be polled at the service (404 from there) as if it were an id.
+      for (const [method, path] of [['GET', '/payments/pay_%ZZ'], ['POST', '/payments/pay_%ZZ/reconcile']] as const) {
+        const response = await send({ method, path, headers: { 'content-type': 'application/json' }, ...(method === 'POST' ? { body: '{}' } : {}) });
+        expect([path, response.status]).toEqual([path, 400]);
+        if (!adapter.refusesUndecodablePath) expect(JSON.parse(response.text).error).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'paymentId' } });
+      }
     });
 
     it('passes an upstream refusal through unchanged', async () => {

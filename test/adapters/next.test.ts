@@ -11,13 +11,21 @@ import { listen } from './listen.js';
 /** Next's own matcher for `api/pay/[...path]`: it hands the segments over decoded, as a route's params. */
 const matchCatchAll = getRouteMatcher(getRouteRegex('/api/pay/[...path]'));
 
+/** Next's server answers a path its matcher cannot decode (a DecodeError) 400 with its error page, before any route. */
+const NOT_DECODABLE = { status: 400, text: 'Bad Request (Next.js error page)' };
+
 /** App Router: the handlers get real Fetch Requests and Next's `params` promise, as Next 16 gives them. */
 async function appRouter(pay: Pay): Promise<MountedApp> {
   const handlers = createRouteHandlers(pay);
   return {
     async send({ method, path, headers, body }) {
       const request = new Request(`http://shop.test/api/pay${path}`, { method, headers: headers ?? {}, body: (body as BodyInit | undefined) ?? null });
-      const params = matchCatchAll(new URL(request.url).pathname) || {};
+      let params: ReturnType<typeof matchCatchAll>;
+      try {
+        params = matchCatchAll(new URL(request.url).pathname) || {};
+      } catch {
+        return { ...NOT_DECODABLE, headers: new Headers() };
+      }
       // Next answers HEAD with the GET handler when the file exports no HEAD.
       const response = await handlers[(method === 'HEAD' ? 'GET' : method) as 'GET' | 'POST' | 'OPTIONS'](request, { params: Promise.resolve(params) });
       return { status: response.status, headers: response.headers, text: await response.text() };
@@ -34,7 +42,13 @@ function pagesRouter(pay: Pay, bodyParser: boolean): Promise<MountedApp> {
   const page = { default: createPagesHandler(pay), config: { api: { bodyParser } } };
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const params = matchCatchAll(url.pathname);
+    let params: ReturnType<typeof matchCatchAll>;
+    try {
+      params = matchCatchAll(url.pathname);
+    } catch {
+      res.writeHead(NOT_DECODABLE.status).end(NOT_DECODABLE.text);
+      return;
+    }
     if (!params) {
       res.statusCode = 404;
       res.end('next fallthrough');
@@ -50,6 +64,7 @@ describeAdapter({
   name: 'Next App Router',
   listens: false,
   mount: appRouter,
+  refusesUndecodablePath: true,
   fallthrough: { status: 404, text: /NOT_FOUND/ },
 });
 
@@ -57,6 +72,7 @@ describeAdapter({
   name: 'Next Pages Router',
   listens: true,
   mount: (pay) => pagesRouter(pay, false),
+  refusesUndecodablePath: true,
   mountBehindParser: {
     // Next's default body parser left on: the error names the page config that turns it off.
     mount: (pay) => pagesRouter(pay, true),

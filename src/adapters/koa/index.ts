@@ -25,11 +25,13 @@ export function payRouter(payOrOptions?: Pay | PayOptions, options: PayRouterOpt
   const mount = prefix.replace(/\/+$/, '');
   const router = new Router({ sensitive: true, ...(mount ? { prefix: mount } : {}) });
 
-  // The path is rebuilt from the matched route and its params, so the router works under any parent router.
+  // A route with params takes as many segments from the end of the path as sent (not the params, which
+  // @koa/router decoded and leaves as they are when malformed), so it works under any parent router and the
+  // core decodes each segment itself, refusing a malformed one.
   const handle = (pattern: string) => {
-    const hasParams = pattern.includes(':');
-    return async (ctx: Context & { params: Record<string, string> }, next: () => Promise<unknown>) => {
-      const path = hasParams ? pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(ctx.params[name] ?? '')) : pattern;
+    const segments = pattern.includes(':') ? pattern.split('/').length - 1 : 0;
+    return async (ctx: Context, next: () => Promise<unknown>) => {
+      const path = segments > 0 ? lastSegments(ctx.path, segments) : pattern;
       // OPTIONS that the app's CORS handling left through: its Allow from the core, since router.all() would
       // have @koa/router's allowedMethods() list every method there is.
       const response = await handleNodeRequest(pay, ctx.req, path, { framework: 'koa', parsed: ctx.request as ParsedBodyHolder, native: ctx }) ?? optionsAnswer(pay, path);
@@ -46,6 +48,13 @@ export function payRouter(payOrOptions?: Pay | PayOptions, options: PayRouterOpt
   // Every method reaches the core, which answers 405 with Allow like the other adapters.
   for (const path of new Set(pay.routes.map((route) => route.path))) router.all(path, handle(path));
   return router;
+}
+
+/** The last `count` segments of a path as sent, a trailing slash (which @koa/router lets match) left out. */
+function lastSegments(path: string, count: number): string {
+  const parts = path.split('/');
+  if (parts.at(-1) === '') parts.pop();
+  return '/' + parts.slice(-count).join('/');
 }
 
 const ROUTER_OPTIONS: readonly (keyof PayRouterOptions)[] = ['prefix'];
