@@ -13,6 +13,7 @@ import { widgetTokenRoute, type Authorize, type ResolveCheckout } from './routes
 import { consoleLogger, guardedLogger } from './logger.js';
 import type { Logger } from './types.js';
 import { MemoryClaimStore, MemoryLedgerStore, type StoreOptions } from './stores/index.js';
+import { claimStores } from './stores/store-owners.js';
 import { createWebhooks, type DrainOptions, type WebhookOptions, type Webhooks } from './webhooks/index.js';
 
 /**
@@ -99,6 +100,7 @@ export function createPay(options: PayOptions = {}): Pay {
   checkOptionKeys(options);
   checkOptionTypes(options);
   const config = resolveConfig(options);
+  claimStores(options.stores, { merchantId: config.payment?.merchantId, commerceUrl: config.commerce?.url });
   const maxBodyBytes = bodyLimit(options.maxBodyBytes);
   const logger = guardedLogger(options.logger ?? consoleLogger);
   const now = options.now ?? Date.now;

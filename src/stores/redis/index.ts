@@ -10,6 +10,7 @@
  */
 import type { StoreOptions } from '../../core/stores/index.js';
 import { MAX_TIMER_MS } from '../../core/max-timer.js';
+import { STORE_KEYSPACE } from '../../core/stores/store-owners.js';
 import { RedisAdminTokenStore } from './admin-token-store.js';
 import { RedisCheckpointStore } from './checkpoint-store.js';
 import { RedisClaimStore } from './claim-store.js';
@@ -64,12 +65,27 @@ export function redisStores(client: RedisClientLike, options: RedisStoresOptions
     throw new TypeError(`redisStores: commandTimeoutMs must be a positive number of milliseconds up to ${MAX_TIMER_MS}, or false for none.`);
   }
   const redis = new RedisCommands(client, timeout);
-  return {
+  const stores = {
     claims: new RedisClaimStore(redis, prefix),
     ledger: new RedisLedgerStore(redis, prefix),
     adminTokens: new RedisAdminTokenStore(redis, prefix),
     checkpoints: new RedisCheckpointStore(redis, prefix),
   };
+  // Two calls with one client and prefix make stores of one keyspace: createPay refuses it to two merchants.
+  const keyspace = keyspaceOf(client, prefix);
+  for (const store of Object.values(stores)) Object.defineProperty(store, STORE_KEYSPACE, { value: keyspace });
+  return stores;
+}
+
+const keyspaces = new WeakMap<RedisClientLike, Map<string, object>>();
+
+/** One object per client and prefix. */
+function keyspaceOf(client: RedisClientLike, prefix: string): object {
+  let byPrefix = keyspaces.get(client);
+  if (!byPrefix) keyspaces.set(client, (byPrefix = new Map()));
+  let keyspace = byPrefix.get(prefix);
+  if (!keyspace) byPrefix.set(prefix, (keyspace = { prefix }));
+  return keyspace;
 }
 
 export { RedisClaimStore } from './claim-store.js';

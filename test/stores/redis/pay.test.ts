@@ -104,6 +104,37 @@ describe('webhooks across instances sharing Redis', () => {
   });
 });
 
+describe('two merchants on one Redis', () => {
+  const merchant = (merchantId: string, stores: PayOptions['stores']) => payFor(sb!, { stores, payment: { apiUrl: sb!.paymentUrl, merchantId, apiKey: sb!.apiKey, webhookSecret: sb!.webhookSecret } });
+
+  it('refuses one client and prefix to a second merchant, and keeps their events and ledgers apart with a prefix each', async () => {
+    sb = await commerceSandbox({ orders: 1 });
+    const redis = await client();
+    const shared = `${runPrefix}${randomUUID()}:`;
+    merchant('shop_a', redisStores(redis, { prefix: shared }));
+    let refused: unknown;
+    try {
+      merchant('shop_b', redisStores(redis, { prefix: shared })); // a second call: the same keys all the same
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toMatchObject({ code: 'CONFIG_INVALID', details: { options: ['stores.claims'] } });
+
+    const a = merchant('shop_a', redisStores(redis, { prefix: `${runPrefix}${randomUUID()}:` }));
+    const b = merchant('shop_b', redisStores(redis, { prefix: `${runPrefix}${randomUUID()}:` }));
+    const ran: string[] = [];
+    a.webhooks.onAny(() => void ran.push('a'));
+    b.webhooks.onAny(() => void ran.push('b'));
+    // Event ids and payment ids are each service account's own: two merchants can both have evt_1.
+    const event = (paymentId: string) => signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: paymentId, order_id: '000000001', amount: 1999, currency: 'EUR' } }, secret: sb.webhookSecret, eventId: 'evt_1' });
+    expect((await deliver(a, event('pay_1'))).body).toEqual({ received: true });
+    expect((await deliver(b, event('pay_1b'))).body).toEqual({ received: true }); // on shared keys: { duplicate: true }, never run
+    expect(ran).toEqual(['a', 'b']);
+    expect(await b.payments.get('pay_1')).toBeUndefined();
+    expect(await b.payments.byOrder('000000001')).toMatchObject([{ paymentId: 'pay_1b' }]);
+  });
+});
+
 describe('order sync checkpoints in Redis', () => {
   it('a sync stopped on one instance resumes on another', async () => {
     sb = await commerceSandbox({ orders: 250 });

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { createPay, MemoryClaimStore, MemoryLedgerStore, type PayOptions } from 'paywidget-server';
+import { thrown } from '../../helpers/pay-errors.js';
+
+const merchant = (merchantId: string, extra: Partial<PayOptions> = {}): PayOptions => ({
+  env: {},
+  payment: { apiUrl: 'http://127.0.0.1:9', merchantId, apiKey: 'k', webhookSecret: 'w' },
+  ...extra,
+});
+const shop = (url: string) => ({ url, username: 'admin', password: 'secret' });
+
+describe('stores shared between Pay instances', () => {
+  it('refuses a store another instance uses for another merchant: one shop\'s order would be refused as paid by the other\'s payment', () => {
+    const ledger = new MemoryLedgerStore();
+    createPay(merchant('m1', { stores: { ledger } }));
+    const error = thrown(() => createPay(merchant('m2', { stores: { ledger } })), 'a second merchant on the same ledger');
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.details).toEqual({ options: ['stores.ledger'] });
+    expect(error.message).toContain("redisStores(redis, { prefix: 'paywidget:<shop>:' })");
+  });
+
+  it('refuses it for another commerce store of the same merchant too: order numbers repeat from store to store', () => {
+    const claims = new MemoryClaimStore();
+    createPay(merchant('m1', { stores: { claims }, commerce: shop('https://one.example.com') }));
+    expect(thrown(() => createPay(merchant('m1', { stores: { claims }, commerce: shop('https://two.example.com') })), 'a second shop').details).toEqual({ options: ['stores.claims'] });
+  });
+
+  it('lets instances of one merchant share them, and one that names no merchant (webhooks only) share them with any', () => {
+    const ledger = new MemoryLedgerStore();
+    createPay(merchant('m1', { stores: { ledger }, commerce: shop('https://one.example.com') }));
+    expect(() => createPay(merchant('m1', { stores: { ledger } }))).not.toThrow();
+    expect(() => createPay({ env: {}, payment: { webhookSecret: 'w' }, stores: { ledger } })).not.toThrow();
+  });
+});
