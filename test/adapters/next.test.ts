@@ -186,11 +186,11 @@ describe.each([
 });
 
 describe.each([
-  ['createRouteHandlers', async (pay: Pay, path: string, params: Record<string, string[]>) => {
+  ['createRouteHandlers', async (pay: Pay, path: string, params: Record<string, string | string[]>) => {
     const { GET } = createRouteHandlers(pay);
     return GET(new Request(`http://shop.test/api/pay/${path}`), { params: Promise.resolve(params) });
   }],
-  ['createPagesHandler', async (pay: Pay, path: string, params: Record<string, string[]>) => {
+  ['createPagesHandler', async (pay: Pay, path: string, params: Record<string, string | string[]>) => {
     const page = { default: createPagesHandler(pay), config: { api: { bodyParser: false } } };
     const server = createServer((req, res) => void apiResolver(req, res, params, page, { previewModeId: '', previewModeEncryptionKey: '', previewModeSigningKey: '', dev: false }, false));
     const app = await listen(server, '/api/pay');
@@ -211,6 +211,12 @@ describe.each([
     const error = await errorOf(response);
     expect(error.code).toBe('NOT_FOUND');
     expect(error.message).toBe(`No paywidget-server route at /. The catch-all segment is named 'slug', not 'path': pass its name, ${factory}(pay, { param: "slug" }).`);
+  });
+
+  it('under a plain dynamic segment of the same name higher up ([path]/pay/[...rest]), names the catch-all, not "no route at /shop1"', async () => {
+    const response = await send(pay, 'shop1/pay/payments', { path: 'shop1', rest: ['payments'] });
+    expect(response.status).toBe(404);
+    expect((await errorOf(response)).message).toBe(`No paywidget-server route at /shop1. The catch-all segment is named 'rest', not 'path': pass its name, ${factory}(pay, { param: "rest" }).`);
   });
 
   it('for the mount path itself (an optional catch-all [[...path]] holds nothing), says only that there is no route there', async () => {

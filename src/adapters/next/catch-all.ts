@@ -21,8 +21,8 @@ export interface CatchAll {
 /**
  * The answer for a request that is none of the library's routes, since Next owns the whole catch-all:
  * OPTIONS on one of its paths answers 204 with Allow (an app that answers CORS preflights handles
- * OPTIONS before this), anything else a JSON 404. When the segment named `param` is absent but another
- * catch-all segment holds the path, the route folder is named otherwise (`[...slug]`): the 404 names the
+ * OPTIONS before this), anything else a JSON 404. When the segment named `param` is absent (or a plain
+ * dynamic segment) but another catch-all segment holds the path, the route folder is named otherwise (`[...slug]`): the 404 names the
  * option to pass. Absent with no other segment, the request was for the mount path itself (`[[...path]]`).
  */
 export function notARoute(pay: Pay, method: string, params: Readonly<Record<string, unknown>>, { param, factory }: CatchAll): PayResponse {
@@ -30,8 +30,9 @@ export function notARoute(pay: Pay, method: string, params: Readonly<Record<stri
   const path = catchAllPath(segments);
   const options = method.toUpperCase() === 'OPTIONS' ? optionsAnswer(pay, path) : null;
   if (options) return options;
-  // A catch-all's segments come as an array (a query string's repeated key too, which is rare enough here).
-  const other = segments === undefined ? Object.keys(params).find((key) => Array.isArray(params[key])) : undefined;
+  // A catch-all's segments come as an array (a query string's repeated key too, which is rare enough here); a
+  // string under `param` is a plain dynamic segment of the same name higher up (`[path]/pay/[...rest]`).
+  const other = Array.isArray(segments) ? undefined : Object.keys(params).find((key) => key !== param && Array.isArray(params[key]));
   if (other === undefined) return routeNotFound(path);
   return routeNotFound(path, ` The catch-all segment is named '${other}', not '${param}': pass its name, ${factory}(pay, { param: ${JSON.stringify(other)} }).`);
 }
