@@ -63,7 +63,7 @@ export function paymentRoute(deps: PaymentRoutesDeps): Route {
       const paymentId = checkPaymentId(params.paymentId);
       const entry = await deps.lookup(paymentId);
       if (!entry) {
-        throw new PayError('PAYMENT_NOT_FOUND', `Nothing is recorded about payment ${paymentId} yet: no webhook or status poll has reported it. POST /payments/${paymentId}/reconcile asks the payment service.`, { details: { paymentId, where: 'ledger' } });
+        throw new PayError('PAYMENT_NOT_FOUND', `Nothing is recorded about payment ${paymentId} yet: no webhook or status poll has reported it. POST …/payments/${paymentId}/reconcile (under the path the library is mounted at) asks the payment service.`, { details: { paymentId, where: 'ledger' } });
       }
       return json(200, {
         payment_id: entry.paymentId,
