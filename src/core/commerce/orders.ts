@@ -11,6 +11,7 @@ import { buildSearch, echoMismatch, normalizeFilter, searchQuery, type OrderFilt
 import { describeKind } from '../option-types.js';
 
 
+/** Options of `pay.orders.iterate()`: the filter, and how it pages. */
 export interface OrderIterateOptions extends OrderFilter {
   /** Orders per page (default 100; lowered automatically to a platform's cap). */
   pageSize?: number | undefined;

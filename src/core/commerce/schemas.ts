@@ -184,15 +184,25 @@ export const orderSearchResultSchema = z.looseObject({
 
 /** Fields the document names have these types; any other field the platform sends is kept as `unknown`. */
 type Loose<T> = T & Record<string, unknown>;
+/** An order line, as the platform sends it. */
 export type CommerceOrderItem = Loose<z.output<typeof orderItemSchema>>;
+/** A billing or shipping address. */
 export type CommerceAddress = Loose<z.output<typeof addressSchema>>;
+/** The order's payment record on the platform (method, amounts). */
 export type CommercePayment = Loose<z.output<typeof paymentSchema>>;
+/** One comment of the order's status history. */
 export type CommerceStatusHistory = Loose<z.output<typeof statusHistorySchema>>;
+/** An order as `pay.orders` reads it, validated against the document's field tables; unknown fields are kept. */
 export type CommerceOrder = Loose<z.output<typeof orderSchema>>;
+/** The search the platform says it ran (its echo of what was sent). */
 export type CommerceSearchCriteria = Loose<z.output<typeof searchCriteriaSchema>>;
+/** One page of an order search. */
 export interface CommerceSearchResult {
+  /** The orders of this page, entity_id ascending. */
   items: CommerceOrder[];
+  /** The platform's echo of the search, checked against what was sent. */
   search_criteria: CommerceSearchCriteria;
+  /** Orders matching the filter across every page. */
   total_count: number;
   [key: string]: unknown;
 }

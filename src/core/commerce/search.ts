@@ -3,6 +3,7 @@ import { isWellFormedText } from '../well-formed.js';
 import type { CommerceSearchCriteria } from './schemas.js';
 
 /** Which orders: every filter given must hold (each goes in its own filter group, and groups AND). */
+/** Which orders: by status and creation date (each filter its own group, so they AND). */
 export interface OrderFilter {
   /** `status` equal to this, or (an array) to any of these. */
   status?: string | readonly string[] | undefined;
@@ -19,6 +20,7 @@ export interface OrderFilter {
   newOrUpdated?: { afterEntityId: number; updatedFrom: string | Date } | undefined;
 }
 
+/** Options of `pay.orders.search()`: one page of the orders matching the filter. */
 export interface OrderSearch extends OrderFilter {
   /** The order with this `increment_id`: the order number the shopper sees, e.g. '000000123'. */
   incrementId?: string | undefined;

@@ -6,6 +6,7 @@ import type { CommerceOrder } from './schemas.js';
 import { lockCheckpoint, lostHold, type SyncLock } from './sync-lock.js';
 import { normalizeFilter, statusSet, type NormalizedFilter, type OrderFilter } from './search.js';
 
+/** What `onProgress` is told after each page. */
 export interface OrderSyncProgress {
   /** Orders delivered to onOrder in this run. */
   delivered: number;
@@ -13,6 +14,7 @@ export interface OrderSyncProgress {
   total: number;
   /** Orders per second in this run so far. */
   ratePerSecond: number;
+  /** Milliseconds since this run started. */
   elapsedMs: number;
   /** entity_id of the last order delivered; undefined before the first. */
   lastEntityId: number | undefined;
@@ -22,6 +24,7 @@ export interface OrderSyncProgress {
   resumedFrom: number | undefined;
 }
 
+/** What `pay.orders.sync()` answers when the run ends. */
 export interface OrderSyncSummary extends OrderSyncProgress {
   /** False when `signal` stopped the run early (the position is saved; run again to continue). */
   complete: boolean;
@@ -29,6 +32,7 @@ export interface OrderSyncSummary extends OrderSyncProgress {
   pages: number;
 }
 
+/** Options of `pay.orders.sync()`: which orders (status, creation dates), where to keep the position, what to do with each. */
 export interface OrderSyncOptions extends Omit<OrderFilter, 'afterEntityId'> {
   /** Name of the position in the checkpoint store; runs with the same name continue from each other, one at a time (an overlapping run is refused: SYNC_IN_PROGRESS). */
   checkpoint: string;
@@ -36,7 +40,9 @@ export interface OrderSyncOptions extends Omit<OrderFilter, 'afterEntityId'> {
   onOrder: (order: CommerceOrder) => unknown;
   /** Called after each page with the counts so far. */
   onProgress?: ((progress: OrderSyncProgress) => void) | undefined;
+  /** Orders per page (default 100; lowered automatically to a platform's cap). */
   pageSize?: number | undefined;
+  /** Pages fetched ahead while the current one is delivered (default 6; 1 = one at a time). */
   prefetch?: number | undefined;
   /** Stops after the order being delivered; the position is saved and the summary says `complete: false`. */
   signal?: AbortSignal | undefined;

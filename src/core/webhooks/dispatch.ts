@@ -4,6 +4,7 @@ import type { Logger } from '../types.js';
 import { WebhookHandlerError } from './errors.js';
 
 /** What handlers receive for a verified, first-time delivery. */
+/** A verified, deduplicated delivery, as your handlers get it. */
 export interface WebhookEvent {
   /** X-Pay-Event-Id. */
   readonly id: string;
@@ -24,6 +25,7 @@ export type WebhookHandlerOf<Type extends string> = (event: WebhookEvent & { rea
 export interface WebhookFailure {
   /** What the handler threw (a non-Error value arrives wrapped, as `cause`). */
   error: Error;
+  /** The event whose handler failed. */
   event: WebhookEvent;
 }
 /** Told about each handler failure; cannot turn it into a success (the delivery is still answered 500). */

@@ -29,7 +29,9 @@ export class WebhookVerificationError extends PayError {
 /** One or more webhook handlers threw. `errors` holds what they threw; the delivery is answered 500 with a message that reveals none of it. */
 export class WebhookHandlerError extends PayError {
   override readonly name = 'WebhookHandlerError';
+  /** The event whose handlers failed. */
   readonly event: WebhookEvent;
+  /** What each failing handler threw. */
   readonly errors: readonly Error[];
 
   constructor(event: WebhookEvent, errors: Error[]) {

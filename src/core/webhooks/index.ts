@@ -13,6 +13,7 @@ import { LeaseRenewer } from './lease-renewer.js';
 import { webhookRoute } from './route.js';
 import { verifyDelivery, type VerifiedWebhook, type VerifyInput } from './verify.js';
 
+/** What `verifySafe` answers: the verified delivery, or why it must not be trusted. */
 export type VerifySafeResult =
   | { ok: true; event: VerifiedWebhook }
   | { ok: false; code: WebhookVerificationCode; error: WebhookVerificationError };
@@ -35,6 +36,7 @@ export interface Webhooks {
   onError(handler: WebhookErrorHandler): () => void;
 }
 
+/** Options of `pay.drain()`. */
 export interface DrainOptions {
   /** Resolve after this long at most, leaving the writes still pending to expire with their leases. Default: no limit. */
   timeoutMs?: number | undefined;

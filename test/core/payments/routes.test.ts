@@ -156,7 +156,7 @@ describe('GET /payments/:paymentId', () => {
     expect(before.status).toBe(404);
     expect(before.json.error.code).toBe('PAYMENT_NOT_FOUND');
     // The library may be mounted anywhere: the route it points to is named below that mount, not as a path of the site.
-    expect(before.json.error.message).toContain(`POST …/payments/${paymentId}/reconcile (under the path the library is mounted at)`);
+    expect((before.json.error as { message?: string }).message).toContain(`POST …/payments/${paymentId}/reconcile (under the path the library is mounted at)`);
 
     await pay.payments.reconcile(paymentId, { clientToken });
     sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 500, times: Infinity });

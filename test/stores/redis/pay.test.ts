@@ -126,7 +126,7 @@ describe('two merchants on one Redis', () => {
     a.webhooks.onAny(() => void ran.push('a'));
     b.webhooks.onAny(() => void ran.push('b'));
     // Event ids and payment ids are each service account's own: two merchants can both have evt_1.
-    const event = (paymentId: string) => signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: paymentId, order_id: '000000001', amount: 1999, currency: 'EUR' } }, secret: sb.webhookSecret, eventId: 'evt_1' });
+    const event = (paymentId: string) => signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: paymentId, order_id: '000000001', amount: 1999, currency: 'EUR' } }, secret: sb!.webhookSecret, eventId: 'evt_1' });
     expect((await deliver(a, event('pay_1'))).body).toEqual({ received: true });
     expect((await deliver(b, event('pay_1b'))).body).toEqual({ received: true }); // on shared keys: { duplicate: true }, never run
     expect(ran).toEqual(['a', 'b']);
