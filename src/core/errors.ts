@@ -42,6 +42,7 @@ export const ERROR_STATUS = {
   STORE_UNAVAILABLE: 503,
 } as const;
 
+/** Every code a PayError can carry; `ERROR_STATUS` maps each to its HTTP status. */
 export type PayErrorCode = keyof typeof ERROR_STATUS;
 
 export interface PayErrorOptions {

@@ -3,6 +3,7 @@ import { PayError } from './errors.js';
 /** Where the widget host serves the loader (the document's `{widget_host}/widget/v1/paywidget.js`). */
 export const WIDGET_SCRIPT_PATH = '/widget/v1/paywidget.js';
 
+/** Options of `widgetScriptTag()`. */
 export interface WidgetScriptTagOptions {
   /** Origin of the widget host, e.g. `https://widget.pay.example`. Default: `PAY_WIDGET_HOST`. */
   widgetHost?: string | undefined;

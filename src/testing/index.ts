@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { computeSignature } from '../core/webhooks/signature.js';
 
+/** What `signWebhook` signs, and with what. */
 export interface SignWebhookOptions<Payload = unknown> {
   /** An object is serialized with JSON.stringify; a string or bytes (a recorded delivery) are signed as they are. */
   payload: Payload;
+  /** The webhook signing secret (`PAY_WEBHOOK_SECRET`, or the sandbox's `webhookSecret`). */
   secret: string;
   /** Unix seconds; defaults to now. */
   timestamp?: number | string | undefined;
@@ -15,8 +17,11 @@ export interface SignWebhookOptions<Payload = unknown> {
 }
 
 /** The body to send as it is (the signature covers its exact bytes): a string unless the payload was bytes. */
+/** A signed delivery, ready to send: the body exactly as signed, and its headers. */
 export interface SignedWebhook<Body extends string | Uint8Array = string | Uint8Array> {
+  /** Send this byte for byte: re-serialising it breaks the signature. */
   body: Body;
+  /** Content-Type and the X-Pay-* headers the payment service sends. */
   headers: { 'content-type': string; 'x-pay-signature': string; 'x-pay-timestamp': string; 'x-pay-event-id': string };
 }
 

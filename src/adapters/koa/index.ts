@@ -7,6 +7,7 @@ import { resolvePay } from '../../core/resolve-pay.js';
 import { optionsAnswer } from '../../core/router.js';
 import { handleNodeRequest, type ParsedBodyHolder } from '../node/index.js';
 
+/** Options of `payRouter()`. */
 export interface PayRouterOptions {
   /** Where the routes live, e.g. '/pay'. */
   prefix?: string | undefined;

@@ -10,6 +10,7 @@ import { catchAllPath, notARoute } from './catch-all.js';
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> | Record<string, string | string[] | undefined> };
 type RouteHandler = (request: Request, context: RouteContext) => Promise<Response>;
 
+/** Options of `createRouteHandlers()`. */
 export interface RouteHandlerOptions {
   /** Name of the catch-all segment: `app/api/pay/[...path]/route.ts` → 'path'. */
   param?: string | undefined;

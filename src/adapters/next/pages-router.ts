@@ -11,6 +11,7 @@ const NEXT_PAGES = { framework: 'next-pages' } as const;
 
 type PagesRequest = IncomingMessage & { query: Partial<Record<string, string | string[]>>; body?: unknown };
 
+/** Options of `createPagesHandler()`. */
 export interface PagesHandlerOptions {
   /** Name of the catch-all segment: `pages/api/pay/[...path].ts` → 'path'. */
   param?: string | undefined;

@@ -83,7 +83,9 @@ export interface CommerceErrorOptions {
  */
 export class CommerceError extends PayError {
   override readonly name = 'CommerceError';
+  /** The platform's own HTTP status (401, 404, 5xx…); `status` is what the library's routes answer. */
   readonly upstreamStatus: number | undefined;
+  /** The platform's error body, parsed (`{ message, parameters }`), for code; never echoed to the browser. */
   readonly body: MagentoErrorBody | undefined;
 
   constructor(code: PayErrorCode, message: string, options: CommerceErrorOptions = {}) {

@@ -17,6 +17,7 @@ export type HookRequest = PayRequest & {
   header(name: string): string | undefined;
 };
 
+/** What the shopper owes for this request, from your own records (never from the browser): `{ amount, currency, orderId }`. */
 export type ResolveCheckout = (request: HookRequest) => MintInput | Promise<MintInput>;
 /**
  * Return true to let the request through, false to refuse it with 401. Any falsy answer refuses it (a hook

@@ -4,6 +4,7 @@ import type { FaultInjector } from '../payment/types.js';
 /** An order as the sandbox serves it (the shape of test/fixtures/commerce). */
 export type SandboxOrder = Record<string, unknown> & { entity_id: number };
 
+/** Options of the commerce platform in `startSandbox({ commerce })`; every one has a default. */
 export interface CommerceSandboxOptions {
   /** Port of the commerce platform; default 0 (ephemeral). Always 127.0.0.1. */
   port?: number | undefined;
@@ -15,13 +16,15 @@ export interface CommerceSandboxOptions {
   startDate?: string | undefined;
   /** The orders' created_at spread over this many days, ascending with entity_id (default 365). */
   spreadDays?: number | undefined;
-  /** Admin username (default `sandbox_admin`) and password (default random). */
+  /** Admin username (default `sandbox_admin`). */
   username?: string | undefined;
+  /** Admin password (default random). */
   password?: string | undefined;
   /** Admin token lifetime by the sandbox clock (default 4 hours). */
   tokenLifetimeMs?: number | undefined;
   /** Failed logins in a row (each within lockoutMs of the last) that lock the account (default 6), and for how long (default 30 minutes). */
   lockoutFailures?: number | undefined;
+  /** How long a locked account stays locked, and the window in which failures count (default 30 minutes). */
   lockoutMs?: number | undefined;
   /** Refuse username/password logins with Magento's 2FA message (default false). */
   twoFactor?: boolean | undefined;
@@ -36,17 +39,23 @@ export interface CommerceSandboxOptions {
   silentPageSizeCap?: number | undefined;
 }
 
+/** What the commerce platform has served since start, for assertions (a token shared, a page not read twice). */
 export interface SandboxCommerceStats {
+  /** Admin token requests, refused ones included. */
   tokenRequests: number;
+  /** Admin tokens issued. */
   tokensIssued: number;
   /** Order calls refused with 401 (missing, unknown or expired token). */
   unauthorized: number;
+  /** `GET` (or `POST`) reads of one order. */
   orderReads: number;
+  /** Order searches (pages). */
   searches: number;
   /** The most requests the platform was answering at once. */
   maxConcurrentRequests: number;
 }
 
+/** `sb.commerce`: the orders, the admin login and the quirks of the commerce platform. */
 export interface SandboxCommerce {
   /** Fault rules for the commerce routes (`/rest/…`), as `sb.faults` for the payment service. */
   readonly faults: FaultInjector;
@@ -70,11 +79,16 @@ export interface SandboxCommerce {
   setPassword(password: string): void;
   /** The admin tokens issued so far (to check that none leaks). */
   issuedTokens(): string[];
+  /** Refuses password logins with Magento's 2FA message from now on (or stops). */
   setTwoFactor(enabled: boolean): void;
+  /** Old Magento: a page past the end answers the last page again (or stops). */
   setLastPageAgain(enabled: boolean): void;
+  /** Refuses a larger page size with Magento's 400 (undefined: no cap). */
   setMaxPageSize(max: number | undefined): void;
+  /** Answers at most this many orders a page without saying so (undefined: no cap). */
   setSilentPageSizeCap(max: number | undefined): void;
   /** Counters since start (or the last resetStats). */
   stats(): SandboxCommerceStats;
+  /** Sets every counter back to 0. */
   resetStats(): void;
 }

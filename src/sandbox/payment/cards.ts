@@ -1,5 +1,6 @@
 import { ApiError, invalid } from '../shared/http.js';
 
+/** The sandbox's test card numbers: one succeeds, one asks for 3DS, one is declined. */
 export const TEST_CARDS = Object.freeze({
   succeeds: '4242424242424242',
   requires3ds: '4000002760003184',
@@ -81,6 +82,7 @@ export interface SavedCard {
   is_default: boolean;
 }
 
+/** The seeded shopper, who has two saved cards. */
 export const TEST_SHOPPER_EMAIL = 'shopper@example.com';
 
 /** Shoppers with stored cards, keyed by lower-case e-mail; seeded with one shopper and two cards. */

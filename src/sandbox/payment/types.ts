@@ -2,8 +2,10 @@
 import type { CommerceSandboxOptions, SandboxCommerce } from '../commerce/types.js';
 
 export type SandboxPaymentStatus = 'processing' | 'requires_action' | 'pending' | 'succeeded' | 'declined' | 'canceled';
+/** How a sandbox payment was made. */
 export type SandboxPaymentMethod = 'card' | 'saved_card' | 'pay_by_bank';
 
+/** Options of `startSandbox()`; every one has a default. */
 export interface SandboxOptions {
   /** Default 0 (an ephemeral port). The sandbox always binds 127.0.0.1. */
   port?: number | undefined;
@@ -41,25 +43,35 @@ export interface SandboxOptions {
   commerce?: CommerceSandboxOptions | undefined;
 }
 
+/** A payment the sandbox holds, as its status endpoint and webhooks report it. */
 export interface SandboxPayment {
+  /** `pay_…`. */
   readonly id: string;
   readonly status: SandboxPaymentStatus;
   readonly method: SandboxPaymentMethod;
+  /** Minor units. */
   readonly amount: number;
+  /** ISO 4217 code. */
   readonly currency: string;
+  /** The order id the widget token was minted for. */
   readonly orderId: string;
   /** The bearer credential of the status endpoint for this payment. */
   readonly paymentClientToken: string;
+  /** Card payments: the card number's last four digits. */
   readonly cardLast4?: string;
+  /** Saved-card payments: the saved card used. */
   readonly savedPaymentMethodId?: string;
   /** Set when declined: `generic_decline`, `authentication_failed`, `bank_declined`, `unknown_test_card`. */
   readonly declineCode?: string;
+  /** Pay by bank: where the bank page sends the shopper back. */
   readonly returnUrl?: string;
   /** now() in ms. */
   readonly createdAt: number;
+  /** now() in ms, at the last status change. */
   readonly updatedAt: number;
 }
 
+/** The `data` of a sandbox webhook: the payment it is about. */
 export interface WebhookEventData {
   payment_id: string;
   status: SandboxPaymentStatus;
@@ -68,7 +80,9 @@ export interface WebhookEventData {
   currency: string;
 }
 
+/** A webhook body as the sandbox sends it (the wire format; your handlers get the core's `WebhookEvent`, with this as `payload`). */
 export interface WebhookEvent {
+  /** Also sent as `X-Pay-Event-Id`. */
   id: string;
   type: 'payment.succeeded' | 'payment.failed' | 'payment.canceled';
   /** Unix seconds. */
@@ -85,17 +99,22 @@ export interface WebhookDelivery {
   copy: number;
   /** 1-based attempt number of this copy. */
   attempt: number;
+  /** Where it was POSTed. */
   url: string;
   /** The receiver's HTTP status; null when there was no answer (network error, time-out). */
   status: number | null;
+  /** Whether the receiver answered 2xx. */
   ok: boolean;
+  /** The network error or time-out, when there was no answer. */
   error?: string;
   /** The `X-Pay-Timestamp` sent (unix seconds as a string) and the `X-Pay-Signature`. */
   timestamp: string;
   signature: string;
+  /** The body sent, byte for byte. */
   body: string;
 }
 
+/** One injected fault: which requests it affects, and what happens to them. */
 export interface FaultRule {
   /**
    * `'METHOD /path'`, `'/path'` (any method) or `'* /path'`; `:id`, `{id}` and `*` match one segment.
@@ -121,8 +140,11 @@ export interface FaultRule {
   malformed?: boolean;
 }
 
+/** A fault rule in force, with its counters. */
 export interface ActiveFault {
+  /** What `inject` returned; `remove(id)` takes it out. */
   id: string;
+  /** The rule as injected. */
   rule: FaultRule;
   /** Matching requests it will still affect (Infinity for always). */
   remaining: number;
@@ -130,16 +152,23 @@ export interface ActiveFault {
   hits: number;
 }
 
+/** Fault injection of one sandbox service: `sb.faults` (payment) and `sb.commerce.faults`. */
 export interface FaultInjector {
   /** Adds a rule (checked in order, first match wins) and returns its id. Throws TypeError on an invalid rule. */
   inject(rule: FaultRule): string;
+  /** Takes a rule out; false when it was not there. */
   remove(id: string): boolean;
+  /** Takes every rule out. */
   clear(): void;
+  /** The rules in force, with how often each has struck. */
   list(): ActiveFault[];
 }
 
+/** `sb.payments`: the payments the sandbox holds, and ways to move them along. */
 export interface SandboxPayments {
+  /** One payment by id, or undefined. */
   get(id: string): SandboxPayment | undefined;
+  /** Every payment, oldest first. */
   list(): SandboxPayment[];
   /** Forces a status; for succeeded, declined and canceled it also sends the webhook (every time). Throws on an unknown id. */
   setStatus(id: string, status: SandboxPaymentStatus): void;
@@ -158,6 +187,7 @@ export interface NewSandboxPayment {
   amount: number;
   /** 3-letter upper-case code. */
   currency: string;
+  /** The merchant's order id. */
   orderId: string;
   /** Default `processing` (`pending` for pay by bank, which `/sandbox/bank/{id}/approve` can then decide). */
   status?: SandboxPaymentStatus;
@@ -165,6 +195,7 @@ export interface NewSandboxPayment {
   method?: SandboxPaymentMethod;
 }
 
+/** `sb.webhooks`: what the sandbox sent, for assertions. */
 export interface SandboxWebhooks {
   /** Every attempt, in the order they finished. */
   readonly delivered: WebhookDelivery[];
@@ -174,23 +205,33 @@ export interface SandboxWebhooks {
   idle(): Promise<void>;
 }
 
+/** A running sandbox: both fake services over real HTTP on 127.0.0.1, and handles to steer them. */
 export interface Sandbox {
-  /** `http://127.0.0.1:<port>` */
+  /** `http://127.0.0.1:<port>`: `PAY_API_URL`. */
   readonly paymentUrl: string;
+  /** `PAY_MERCHANT_ID`. */
   readonly merchantId: string;
+  /** `PAY_MERCHANT_API_KEY` (hidden from `JSON.stringify` and `util.inspect` of the sandbox). */
   readonly apiKey: string;
+  /** `PAY_WEBHOOK_SECRET`: the sandbox signs its webhooks with it. */
   readonly webhookSecret: string;
+  /** Card numbers that succeed, ask for 3DS, or are declined. */
   readonly testCards: { readonly succeeds: string; readonly requires3ds: string; readonly declines: string };
   /** The seeded shopper with two saved cards. */
   readonly testShopper: { readonly email: string; readonly savedPaymentMethodIds: readonly string[] };
+  /** Where webhooks go from now on (http: only); undefined stops sending them. */
   setWebhookUrl(url: string | undefined): void;
+  /** Fault injection on the payment service's routes. */
   readonly faults: FaultInjector;
+  /** The payments, and ways to move them along. */
   readonly payments: SandboxPayments;
+  /** The events and delivery attempts so far. */
   readonly webhooks: SandboxWebhooks;
   /** The commerce platform (Magento 2 REST), `http://127.0.0.1:<port>`, on its own port. */
   readonly commerceUrl: string;
   /** Its admin login (for COMMERCE_USERNAME / COMMERCE_PASSWORD). */
   readonly commerceUsername: string;
+  /** Hidden from `JSON.stringify` and `util.inspect` of the sandbox. */
   readonly commercePassword: string;
   /** Orders, tokens, quirks and faults of the commerce platform. */
   readonly commerce: SandboxCommerce;

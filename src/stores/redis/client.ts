@@ -22,6 +22,7 @@ export interface ClusterSendCommandRedisClient {
   readonly masters: unknown;
 }
 
+/** A connected ioredis client or Cluster, or a node-redis client or cluster: the stores only send commands through it. */
 export type RedisClientLike = CallRedisClient | SendCommandRedisClient | ClusterSendCommandRedisClient;
 
 type Send = (args: string[]) => Promise<unknown>;

@@ -41,6 +41,7 @@ export interface RedisStores extends Required<StoreOptions> {
   checkpoints: RedisCheckpointStore;
 }
 
+/** The prefix of every key when `redisStores` is given none (`{paywidget}:` on a Cluster). */
 export const DEFAULT_REDIS_PREFIX = 'paywidget:';
 /** The default on a Cluster: the hash tag puts every key of the library in one slot. */
 export const DEFAULT_CLUSTER_PREFIX = '{paywidget}:';
