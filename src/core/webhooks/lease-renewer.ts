@@ -2,7 +2,7 @@ import type { ClaimStore } from '../stores/claim-store.js';
 import type { Logger } from '../types.js';
 
 /** A handler still running after this many leases is taken for hung: its claim lapses, and a retry runs the event. */
-export const MAX_RENEWED_LEASES = 10;
+export const MAX_RENEWED_LEASES = 40;
 
 /**
  * Keeps the claims of the deliveries whose handlers are running: every third of a lease, each is renewed,

@@ -14,7 +14,11 @@ export interface WebhookOptions {
    * value is raised to it, else the same delivery sent again inside that window would run twice.
    */
   retentionMs?: number | undefined;
-  /** How long a delivery in progress holds its event id; must exceed your slowest handler. Default 60 s. */
+  /**
+   * How long a delivery in progress holds its event id without renewing it. Default 15 s: renewed every
+   * third of it while a handler runs, so a slow handler keeps its event, and a process that dies mid-handler
+   * (a deploy, kill -9) holds it no longer than this; deliveries before then get 409, and the next one runs it.
+   */
   leaseMs?: number | undefined;
   /** The event type handlers are chosen by; default: the payload's `type` field when it is a string. */
   eventType?: (payload: unknown) => string | undefined;
@@ -43,7 +47,7 @@ const schema = z.object({
   maxBodyBytes: positiveInt('bytes').default(1024 * 1024),
   retentionMs: positiveInt('milliseconds').default(3 * DAY_MS),
   // A running delivery renews its lease on a timer every lease/3, which Node fires after 1 ms past its longest delay.
-  leaseMs: z.custom<number>((v) => Number.isSafeInteger(v) && (v as number) > 0 && (v as number) <= MAX_TIMER_MS, `must be a positive whole number of milliseconds up to ${MAX_TIMER_MS} (about 24.8 days, the longest timer Node runs)`).default(60_000),
+  leaseMs: z.custom<number>((v) => Number.isSafeInteger(v) && (v as number) > 0 && (v as number) <= MAX_TIMER_MS, `must be a positive whole number of milliseconds up to ${MAX_TIMER_MS} (about 24.8 days, the longest timer Node runs)`).default(15_000),
   eventType: z.custom<(payload: unknown) => string | undefined>((v) => typeof v === 'function', 'must be a function (payload) => string | undefined').optional(),
 });
 

@@ -141,6 +141,24 @@ describe('POST /webhooks: exactly once per event id', () => {
     hang.resolve();
   });
 
+  it('holds the event of a process that died mid-handler for 15 s by default, so the sender\'s next retry runs it', async () => {
+    const { pay, clock } = payWithClock();
+    let runs = 0;
+    const dead = deferred(); // never resolved: the handler's process is gone
+    pay.webhooks.onAny(async () => {
+      runs++;
+      if (runs === 1) await dead.promise;
+    });
+    const d = delivery(paid, { eventId: 'evt_killed' });
+    void post(pay, d);
+    await sleep(5);
+    clock.now += 14_000;
+    expect((await post(pay, d)).status).toBe(409);
+    clock.now += 1_001; // with a 60 s lease, a sender retrying for less than a minute gave up on a 409 each time
+    expect((await post(pay, d)).json).toEqual({ received: true });
+    expect(runs).toBe(2);
+  });
+
   it('forgets completed event ids after the retention period', async () => {
     const { pay, clock } = payWithClock({ webhooks: { retentionMs: 10_000, toleranceSeconds: false, leaseMs: 5_000 } });
     let runs = 0;
@@ -155,14 +173,14 @@ describe('POST /webhooks: exactly once per event id', () => {
   });
 
   it('remembers an event id at least as long as its delivery can pass the timestamp check, whatever retentionMs says', async () => {
-    const { pay, clock } = payWithClock({ webhooks: { retentionMs: 60_000 } }); // tolerance 300 s, lease 60 s
+    const { pay, clock } = payWithClock({ webhooks: { retentionMs: 60_000 } }); // tolerance 300 s, lease 15 s
     let runs = 0;
     pay.webhooks.onAny(() => void runs++);
     const d = delivery(paid, { eventId: 'evt_short_retention' });
     await post(pay, d);
     clock.now += 120_000; // past retentionMs, still inside the tolerance: the same bytes pass verification
     expect((await post(pay, d)).json.duplicate).toBe(true);
-    clock.now += 2 * 300_000 + 60_000; // past the whole window a signature is accepted in
+    clock.now += 2 * 300_000 + 15_000; // past the whole window a signature is accepted in
     expect((await post(pay, d)).status).toBe(400); // stale timestamp: refused before any store is touched
     expect(runs).toBe(1);
   });
