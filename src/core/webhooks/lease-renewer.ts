@@ -32,8 +32,16 @@ export class LeaseRenewer {
     if (!this.renews) return;
     this.#running.set(token, { key, until: performance.now() + (MAX_RENEWED_LEASES - 1) * this.#leaseMs });
     if (this.#timer === undefined) {
-      this.#timer = setInterval(() => this.#renewAll(), this.#leaseMs / 3);
-      this.#timer.unref?.();
+      // The timer reaches the renewer weakly: once no handler runs, it must not keep a Pay the app dropped
+      // (its stores, megabytes of them) alive until its next tick.
+      const renewer = new WeakRef(this);
+      const timer = setInterval(() => {
+        const self = renewer.deref();
+        if (self) self.#renewAll();
+        else clearInterval(timer);
+      }, this.#leaseMs / 3);
+      timer.unref?.();
+      this.#timer = timer;
     }
   }
 

@@ -2,8 +2,10 @@
  * A handler slower than the lease: its claim is renewed while it runs (real time, as a Redis lease runs),
  * a run that finished is never undone by a duplicate that ran beside it, and a hung one lets go at last.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { createPay, type Pay, type PayOptions } from 'paywidget-server';
+import { createPay, MemoryClaimStore, type Pay, type PayOptions } from 'paywidget-server';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { MAX_RENEWED_LEASES } from '../../../src/core/webhooks/lease-renewer.js';
 import { deferred, delivery, payWithClock, post, sleep, SECRET, type Delivery } from './helpers.js';
@@ -92,5 +94,23 @@ describe('POST /webhooks: a handler slower than the lease', () => {
     expect(later.json).toEqual({ received: true });
     expect(runs).toBe(2);
     expect(logger.text()).toContain(`still running after ${MAX_RENEWED_LEASES} leases`);
+  });
+
+  it('lets the stores of a Pay the app dropped be collected once its handlers are done, before the renewal timer ticks again', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // A Pay per tenant or per test: each holds its stores (megabytes at the default sizes) while reachable.
+    const dropped = await (async () => {
+      const claims = new MemoryClaimStore();
+      const pay = realTimePay({ stores: { claims } }); // the default lease: the renewal timer ticks every 5 s
+      pay.webhooks.onAny(() => {});
+      expect((await post(pay, delivery(paid, { eventId: 'evt_dropped', timestamp: now() }))).status).toBe(200);
+      return new WeakRef(claims);
+    })();
+    for (let i = 0; i < 20 && dropped.deref() !== undefined; i++) {
+      await sleep(10);
+      gc();
+    }
+    expect(dropped.deref()).toBeUndefined(); // held by the timer until its tick
   });
 });
