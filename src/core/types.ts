@@ -27,6 +27,8 @@ export interface PayRequest {
    * the Pages Router's `req`. Read a session, `req.user` or a param of the mount path (`/shops/:shop/pay`) from it.
    */
   native?: unknown;
+  /** Aborts when the client goes away before its answer is sent: a route's long work (polling) stops then. */
+  signal?: AbortSignal | undefined;
 }
 
 /** What the core router answers. `body` is sent as it is. */

@@ -34,7 +34,7 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
     if (!pay.matches(request.method, path)) return toFetchResponse(notARoute(pay, request.method, params, catchAll));
     let response: PayResponse | null;
     try {
-      response = await pay.handle({ method: request.method, path, headers: request.headers, ...(await readBody(request, pay.maxBodyBytes)), framework: 'next-app', native: request });
+      response = await pay.handle({ method: request.method, path, headers: request.headers, ...(await readBody(request, pay.maxBodyBytes)), framework: 'next-app', native: request, signal: request.signal });
     } catch (error) {
       response = toPayError(error).toResponse();
     }

@@ -19,6 +19,8 @@ export interface NodeRequestSource {
   parsed?: ParsedBodyHolder;
   /** What the hooks get as `native`: `req` by default, Koa's `ctx`. */
   native?: unknown;
+  /** The response, whose early close (the client went away) aborts the request's `signal`. */
+  response?: ServerResponse | undefined;
 }
 
 /**
@@ -27,8 +29,14 @@ export interface NodeRequestSource {
  * itself (read with raw-body and a size limit), or an object a JSON parser already made.
  */
 export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBytes: number, source: NodeRequestSource = {}): Promise<PayRequest> {
-  const { framework, parsed = req as ParsedBodyHolder, native = req } = source;
-  const request: PayRequest = { method: req.method ?? 'GET', path, headers: req.headers, framework, native };
+  const { framework, parsed = req as ParsedBodyHolder, native = req, response } = source;
+  const request: PayRequest = {
+    method: req.method ?? 'GET', path, headers: req.headers, framework, native,
+    // Made only when a route asks: the webhook route never does, and it is the hot path.
+    get signal() {
+      return response && closeSignal(response);
+    },
+  };
   const raw = parsed.rawBody ?? parsed.body;
   // A body a parser already read came under its own limit, maybe higher than ours: each route holds its own.
   // A string is the text as sent (express.text(), Next's parser for text/plain, a verify hook's rawBody).
@@ -48,6 +56,21 @@ export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBy
     request.rawBody = await readStream(req, maxBodyBytes);
   }
   return request;
+}
+
+const closeSignals = new WeakMap<ServerResponse, AbortSignal>();
+
+/** Aborts when the response closes before it was sent in full: the client went away. One per response. */
+function closeSignal(res: ServerResponse): AbortSignal {
+  let signal = closeSignals.get(res);
+  if (signal) return signal;
+  const controller = new AbortController();
+  signal = controller.signal;
+  closeSignals.set(res, signal);
+  const gone = () => controller.abort(new Error('The client closed the connection before its answer was sent.'));
+  if (res.destroyed) gone();
+  else res.once('close', () => res.writableFinished || gone());
+  return signal;
 }
 
 async function readStream(req: IncomingMessage, limit: number): Promise<Buffer> {

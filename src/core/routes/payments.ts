@@ -40,7 +40,8 @@ export function reconcileRoute(deps: PaymentRoutesDeps): Route {
     async handler(request, params) {
       const hookRequest = await authorizedRequest(deps, request);
       const paymentId = checkPaymentId(params.paymentId);
-      const result = await deps.reconcile(paymentId, { clientToken: clientTokenOf(hookRequest.body) });
+      // A page that went away stops the polling: nobody would read the answer (the ledger still gets what was learned).
+      const result = await deps.reconcile(paymentId, { clientToken: clientTokenOf(hookRequest.body), signal: request.signal });
       const answer = json(200, { payment_id: result.paymentId, status: result.status, outcome: result.outcome, source: result.source, ...facts(result) });
       // The payment service is rate-limiting: the page should not call again sooner than it asked.
       if (result.retryAfterMs !== undefined) answer.headers['retry-after'] = String(Math.ceil(result.retryAfterMs / 1000));

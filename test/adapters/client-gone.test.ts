@@ -1,0 +1,85 @@
+/**
+ * A page that goes away mid-request: `POST /payments/:id/reconcile` stops polling the payment service
+ * (each poll would otherwise go on for the whole budget, for nobody). Real frameworks over real HTTP.
+ */
+import { createServer, request as httpRequest } from 'node:http';
+import express from 'express';
+import Koa from 'koa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPay, type Pay } from 'paywidget-server';
+import { payMiddleware } from 'paywidget-server/express';
+import { payRouter } from 'paywidget-server/koa';
+import { createRouteHandlers } from 'paywidget-server/next';
+import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
+import { listen } from './listen.js';
+
+let sb: Sandbox;
+let pay: Pay;
+beforeAll(async () => {
+  sb = await startSandbox();
+  pay = createPay({
+    env: {},
+    payment: { apiUrl: sb.paymentUrl, merchantId: sb.merchantId, apiKey: sb.apiKey, webhookSecret: sb.webhookSecret },
+    payments: { pollBudgetMs: 5_000, pollIntervalMs: 20, pollMaxIntervalMs: 20 },
+  });
+});
+afterAll(() => sb?.close());
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A payment that stays processing, and a count of the status polls about it. */
+function pollsOfAPaymentUnderWay() {
+  const { id } = sb.payments.create({ amount: 500, currency: 'EUR', orderId: `gone-${Math.random()}` });
+  const rule = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', latencyMs: 1, times: Infinity });
+  return { id, polls: () => sb.faults.list().find((f) => f.id === rule)!.hits, done: () => sb.faults.remove(rule) };
+}
+
+/** Polls seen while the client was there, and polls after it left. */
+async function pollsAround(leave: () => void, polls: () => number) {
+  await sleep(200);
+  const whilePresent = polls();
+  leave();
+  await sleep(100); // a poll already on its way may still land
+  const atLeaving = polls();
+  await sleep(400); // ~20 more polls at 20 ms, were it still polling
+  return { whilePresent, after: polls() - atLeaving };
+}
+
+describe.each([
+  ['Express 5', () => { const app = express(); app.use('/pay', payMiddleware(pay)); return createServer(app); }],
+  ['Koa 3', () => { const app = new Koa(); app.use(payRouter(pay, { prefix: '/pay' }).routes()); return createServer(app.callback()); }],
+] as const)('%s: a client that hangs up during POST /payments/:id/reconcile', (_name, server) => {
+  it('stops the polling', async () => {
+    const app = await listen(server(), '/pay');
+    const { id, polls, done } = pollsOfAPaymentUnderWay();
+    try {
+      const sent = httpRequest(`${app.webhookUrl!.replace(/\/webhooks$/, '')}/payments/${id}/reconcile`, { method: 'POST', headers: { 'content-type': 'application/json' } });
+      sent.on('error', () => {});
+      sent.end('{}');
+      const { whilePresent, after } = await pollsAround(() => sent.destroy(), polls);
+      expect(whilePresent).toBeGreaterThan(3);
+      expect(after).toBe(0); // it polled on for the whole 5 s budget
+    } finally {
+      done();
+      await app.close();
+    }
+  });
+});
+
+describe('Next App Router: a Request aborted during POST /payments/:id/reconcile', () => {
+  it('stops the polling', async () => {
+    const { POST } = createRouteHandlers(pay);
+    const { id, polls, done } = pollsOfAPaymentUnderWay();
+    const controller = new AbortController();
+    try {
+      const request = new Request(`http://shop.test/api/pay/payments/${id}/reconcile`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', signal: controller.signal });
+      const answered = POST(request, { params: Promise.resolve({ path: ['payments', id, 'reconcile'] }) });
+      const { whilePresent, after } = await pollsAround(() => controller.abort(), polls);
+      expect(whilePresent).toBeGreaterThan(3);
+      expect(after).toBe(0);
+      await answered;
+    } finally {
+      done();
+    }
+  });
+});
