@@ -45,7 +45,7 @@ const servers: Array<[name: string, serve: (pay: Pay) => Server]> = [
   }],
   ['bare node:http (handleNodeRequest + sendPayResponse)', (pay) => createServer((req, res) => {
     earlierMiddleware(res);
-    void handleNodeRequest(pay, req, new URL(req.url ?? '/', 'http://x').pathname.replace(/^\/pay/, '')).then((answer) => {
+    void handleNodeRequest(pay, req, res, new URL(req.url ?? '/', 'http://x').pathname.replace(/^\/pay/, '')).then((answer) => {
       if (answer) return sendPayResponse(res, answer);
       res.statusCode = 404;
       res.end('not ours');

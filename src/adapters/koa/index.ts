@@ -35,7 +35,7 @@ export function payRouter(payOrOptions?: Pay | PayOptions, options: PayRouterOpt
       const path = segments > 0 ? lastSegments(ctx.path, segments) : pattern;
       // OPTIONS that the app's CORS handling left through: its Allow from the core, since router.all() would
       // have @koa/router's allowedMethods() list every method there is.
-      const response = await handleNodeRequest(pay, ctx.req, path, { framework: 'koa', parsed: ctx.request as ParsedBodyHolder, native: ctx, response: ctx.res }) ?? optionsAnswer(pay, path);
+      const response = await handleNodeRequest(pay, ctx.req, ctx.res, path, { framework: 'koa', parsed: ctx.request as ParsedBodyHolder, native: ctx }) ?? optionsAnswer(pay, path);
       if (response === null) return next();
       ctx.status = response.status;
       ctx.set(response.headers);

@@ -7,6 +7,8 @@ import { catchAllPath, notARoute } from './catch-all.js';
 // on the edge runtime, importing this same entry, must not evaluate.
 let nodeBridge: Promise<typeof import('../node/index.js')> | undefined;
 
+const NEXT_PAGES = { framework: 'next-pages' } as const;
+
 
 type PagesRequest = IncomingMessage & { query: Partial<Record<string, string | string[]>>; body?: unknown };
 
@@ -27,6 +29,6 @@ export function createPagesHandler(payOrOptions?: Pay | PayOptions, { param = 'p
   const catchAll = { param, factory: 'createPagesHandler' } as const;
   return async function paywidgetPagesHandler(req: PagesRequest, res: ServerResponse): Promise<void> {
     const { handleNodeRequest, sendPayResponse } = await (nodeBridge ??= import('../node/index.js'));
-    sendPayResponse(res, (await handleNodeRequest(pay, req, catchAllPath(req.query[param]), { framework: 'next-pages', response: res })) ?? notARoute(pay, req.method ?? 'GET', req.query, catchAll));
+    sendPayResponse(res, (await handleNodeRequest(pay, req, res, catchAllPath(req.query[param]), NEXT_PAGES)) ?? notARoute(pay, req.method ?? 'GET', req.query, catchAll));
   };
 }

@@ -19,8 +19,6 @@ export interface NodeRequestSource {
   parsed?: ParsedBodyHolder;
   /** What the hooks get as `native`: `req` by default, Koa's `ctx`. */
   native?: unknown;
-  /** The response, whose early close (the client went away) aborts the request's `signal`. */
-  response?: ServerResponse | undefined;
 }
 
 /**
@@ -28,13 +26,13 @@ export interface NodeRequestSource {
  * a raw body someone kept (`req.rawBody`, or a Buffer or string `req.body` from express.raw() or express.text()), the stream
  * itself (read with raw-body and a size limit), or an object a JSON parser already made.
  */
-export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBytes: number, source: NodeRequestSource = {}): Promise<PayRequest> {
-  const { framework, parsed = req as ParsedBodyHolder, native = req, response } = source;
+export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBytes: number, source: NodeRequestSource = {}, res?: ServerResponse): Promise<PayRequest> {
+  const { framework, parsed = req as ParsedBodyHolder, native = req } = source;
   const request: PayRequest = {
     method: req.method ?? 'GET', path, headers: req.headers, framework, native,
-    // Made only when a route asks: the webhook route never does, and it is the hot path.
+    // Aborts when `res` closes early. Made only when a route asks: the webhook route never does, and it is the hot path.
     get signal() {
-      return response && closeSignal(response);
+      return res && closeSignal(res);
     },
   };
   const raw = parsed.rawBody ?? parsed.body;
@@ -105,9 +103,9 @@ export function sendPayResponse(res: ServerResponse, response: PayResponse): voi
  * What every Node-based adapter does with a request: bridge it, let the core answer, and turn a
  * failure to read the body into the library's JSON error. Null: not one of our routes.
  */
-export async function handleNodeRequest(pay: Pay, req: IncomingMessage, path: string, source?: NodeRequestSource): Promise<PayResponse | null> {
+export async function handleNodeRequest(pay: Pay, req: IncomingMessage, res: ServerResponse, path: string, source?: NodeRequestSource): Promise<PayResponse | null> {
   try {
-    return await pay.handle(await toPayRequest(req, path, pay.maxBodyBytes, source));
+    return await pay.handle(await toPayRequest(req, path, pay.maxBodyBytes, source, res));
   } catch (error) {
     return toPayError(error).toResponse();
   }
