@@ -28,13 +28,7 @@ export interface NodeRequestSource {
  */
 export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBytes: number, source: NodeRequestSource = {}, res?: ServerResponse): Promise<PayRequest> {
   const { framework, parsed = req as ParsedBodyHolder, native = req } = source;
-  const request: PayRequest = {
-    method: req.method ?? 'GET', path, headers: req.headers, framework, native,
-    // Aborts when `res` closes early. Made only when a route asks: the webhook route never does, and it is the hot path.
-    get signal() {
-      return res && closeSignal(res);
-    },
-  };
+  const request = new NodePayRequest(req.method ?? 'GET', path, req.headers, framework, native, res);
   const raw = parsed.rawBody ?? parsed.body;
   // A body a parser already read came under its own limit, maybe higher than ours: each route holds its own.
   // A string is the text as sent (express.text(), Next's parser for text/plain, a verify hook's rawBody).
@@ -56,19 +50,37 @@ export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBy
   return request;
 }
 
-const closeSignals = new WeakMap<ServerResponse, AbortSignal>();
+/**
+ * The core's request, made from Node's. Its `signal` aborts when the response closes before it was sent in
+ * full (the client went away); it is made only when a route asks, from the prototype: the webhook route never
+ * does, and it is the hot path.
+ */
+class NodePayRequest implements PayRequest {
+  declare rawBody?: Uint8Array | string;
+  declare parsedBody?: unknown;
+  readonly #res: ServerResponse | undefined;
+  #signal: AbortSignal | undefined;
 
-/** Aborts when the response closes before it was sent in full: the client went away. One per response. */
-function closeSignal(res: ServerResponse): AbortSignal {
-  let signal = closeSignals.get(res);
-  if (signal) return signal;
-  const controller = new AbortController();
-  signal = controller.signal;
-  closeSignals.set(res, signal);
-  const gone = () => controller.abort(new Error('The client closed the connection before its answer was sent.'));
-  if (res.destroyed) gone();
-  else res.once('close', () => res.writableFinished || gone());
-  return signal;
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly headers: IncomingMessage['headers'],
+    readonly framework: Framework | undefined,
+    readonly native: unknown,
+    res: ServerResponse | undefined,
+  ) {
+    this.#res = res;
+  }
+
+  get signal(): AbortSignal | undefined {
+    const res = this.#res;
+    if (this.#signal !== undefined || res === undefined) return this.#signal;
+    const controller = new AbortController();
+    const gone = () => controller.abort(new Error('The client closed the connection before its answer was sent.'));
+    if (res.destroyed) gone();
+    else res.once('close', () => res.writableFinished || gone());
+    return (this.#signal = controller.signal);
+  }
 }
 
 async function readStream(req: IncomingMessage, limit: number): Promise<Buffer> {
