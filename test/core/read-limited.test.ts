@@ -3,8 +3,9 @@
  * limit. A pure function of a ReadableStream, so it is tested on streams built here, each counting its
  * pulls and whether it was cancelled (highWaterMark 0: a chunk is produced only when read).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readLimited } from '../../src/core/read-limited.js';
+import { recordUnhandledRejections } from '../helpers/unhandled-rejections.js';
 
 class TooLarge extends Error {}
 
@@ -113,22 +114,14 @@ describe('readLimited: past the limit', () => {
   });
 
   describe('drainPastLimit, when the client goes away mid-drain', () => {
-    const rejections: unknown[] = [];
-    const onRejection = (reason: unknown) => rejections.push(reason);
-    afterEach(() => {
-      process.off('unhandledRejection', onRejection);
-    });
-
     it('still fails with the caller\'s error, and the stream\'s error escapes nowhere', async () => {
-      process.on('unhandledRejection', onRejection);
+      const rejections = recordUnhandledRejections();
       const tooLarge = new TooLarge('body over 1 byte');
       const gone = new Error('aborted: the client went away');
       const { stream, seen } = source([bytes(1, 2), bytes(3)], { failWith: gone });
       await expect(readLimited(stream, 1, () => tooLarge, { drainPastLimit: true })).rejects.toBe(tooLarge);
       await until(() => seen.finished, 'the stream to fail while being drained');
-      // Node reports an unhandled rejection once the microtasks have run: one macrotask later, it would be here.
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(rejections).toEqual([]);
+      expect(await rejections.escaped()).toEqual([]);
       expect(seen).toMatchObject({ pulls: 3, cancelled: false });
     });
   });
