@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { link, open, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, open, readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname, uptime } from 'node:os';
 import { dirname } from 'node:path';
 import { EXIT, ExitError } from './io.js';
@@ -10,7 +10,14 @@ interface LockOwner {
   startedAt: string;
   /** Tells this run's lock from any other, even one of the same process. */
   token: string;
+  /** How often the run touches its lock (absent in locks of versions before the heartbeat). */
+  heartbeatMs?: number;
 }
+
+/** How often a run touches its lock's mtime, so a run elsewhere can tell it is alive. */
+const HEARTBEAT_MS = 10_000;
+/** Missed heartbeats after which a lock is a dead run's, whatever host wrote it. */
+const MISSED_HEARTBEATS = 6;
 
 /**
  * One `orders sync` per checkpoint file at a time. Two overlapping runs (a cron job that outlasts its
@@ -18,13 +25,15 @@ interface LockOwner {
  * naming the run that holds it: written whole to a file of its own, then hard-linked into place, which
  * fails while another run holds it, so a lock is never seen empty or half-written. A lock left by a run
  * that died (on this host: its pid is gone, or is this very process, or it predates the last boot) is
- * taken over. Written by hand rather than with a lock library: a hard link and a pid check are
- * all it needs, where proper-lockfile would bring three packages and a timer.
- * Resolves to the release, which removes the lock only while it is still this run's.
+ * taken over. So is one whose run stopped touching it (its heartbeat): the only sign of life that
+ * reaches a run on another host, such as a container restarted under a new hostname on a shared volume.
+ * Written by hand rather than with a lock library: a hard link, a pid check and a touch are all it
+ * needs, where proper-lockfile would bring three packages.
+ * Resolves to the release, which stops the heartbeat and removes the lock only while it is still this run's.
  */
-export async function lockCheckpointFile(file: string): Promise<() => Promise<void>> {
+export async function lockCheckpointFile(file: string, heartbeatMs = HEARTBEAT_MS): Promise<() => Promise<void>> {
   const path = `${file}.lock`;
-  const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: randomUUID() };
+  const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: randomUUID(), heartbeatMs };
   const mine = `${JSON.stringify(me)}\n`;
   const draft = `${path}.${me.token}`;
   await writeFile(draft, mine, { flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
@@ -41,7 +50,9 @@ export async function lockCheckpointFile(file: string): Promise<() => Promise<vo
       try {
         await link(draft, path);
         linked = true;
+        const heartbeat = setInterval(() => void touch(path), heartbeatMs).unref();
         return async () => {
+          clearInterval(heartbeat);
           if ((await readFile(path, 'utf8').catch(() => undefined)) === mine) await unlink(path).catch(() => {});
           heldHere.delete(me.token);
         };
@@ -51,7 +62,7 @@ export async function lockCheckpointFile(file: string): Promise<() => Promise<vo
       const seen = await readFile(path, 'utf8').catch(() => undefined);
       if (seen === undefined) continue; // released between our link and our read: try again
       owner = parseOwner(seen);
-      if (owner ? !isGone(owner) : !(await isLeftover(path))) break;
+      if (owner ? !(isGone(owner) || (await isSilent(path, owner))) : !(await isLeftover(path))) break;
       await removeDeadLock(path, seen);
     }
   } finally {
@@ -111,6 +122,23 @@ async function isLeftover(path: string): Promise<boolean> {
   return info !== undefined && Date.now() - info.mtimeMs > LOCK_WRITE_GRACE_MS;
 }
 
+/** Touching a lock another run took over meanwhile is harmless: it only says a live run holds it, which is true. */
+async function touch(path: string): Promise<void> {
+  const now = new Date();
+  await utimes(path, now, now).catch(() => {});
+}
+
+/**
+ * A lock whose run has not touched it for several heartbeats: the run is gone, on whatever host. Compares
+ * the writer's clock (it sets the mtime) with ours, so hosts sharing a volume must agree within a minute.
+ * Locks of earlier versions carry no heartbeat and are never taken for silent.
+ */
+async function isSilent(path: string, owner: LockOwner): Promise<boolean> {
+  if (!(Number.isSafeInteger(owner.heartbeatMs) && owner.heartbeatMs! > 0)) return false;
+  const info = await stat(path).catch(() => undefined);
+  return info !== undefined && Date.now() - info.mtimeMs > owner.heartbeatMs! * MISSED_HEARTBEATS;
+}
+
 /** Locks written this long before the computed boot time are from before it (the clock may have been stepped since). */
 const BOOT_MARGIN_MS = 60_000;
 
@@ -132,5 +160,6 @@ function isGone(owner: LockOwner): boolean {
 
 function busy(file: string, path: string, owner: LockOwner | undefined): ExitError {
   const who = owner ? `pid ${owner.pid} on ${owner.host}, started ${owner.startedAt}` : 'a run whose lock file cannot be read';
-  return new ExitError(`another 'paywidget orders sync' is using the checkpoint ${file} (${who}). Let it finish, or if it is no longer running, delete ${path}.`, EXIT.busy);
+  const wait = owner?.heartbeatMs ? ` A lock its run stops touching is taken over after ${Math.round((owner.heartbeatMs * MISSED_HEARTBEATS) / 1000)} s.` : '';
+  return new ExitError(`another 'paywidget orders sync' is using the checkpoint ${file} (${who}). Let it finish, or if it is no longer running, delete ${path}.${wait}`, EXIT.busy);
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { access, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -141,6 +141,38 @@ describe('lockCheckpointFile', () => {
       expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
       await release();
     }
+  });
+
+  it('takes over a lock from another host once its run has stopped touching it (a container restarted under a new hostname)', async () => {
+    const file = join(dir, 'silent-host.json');
+    const lock = JSON.stringify({ pid: process.ppid, host: 'old-container', startedAt: new Date().toISOString(), token: 't', heartbeatMs: 10_000 });
+    await writeFile(`${file}.lock`, lock);
+    const fresh = await refusal(file); // touched just now: its run may be syncing on the other host
+    expect(fresh.exitCode).toBe(75);
+    expect(fresh.message).toContain('A lock its run stops touching is taken over after 60 s.');
+    const twoMinutesAgo = new Date(Date.now() - 120_000);
+    await utimes(`${file}.lock`, twoMinutesAgo, twoMinutesAgo);
+    const release = await lockCheckpointFile(file);
+    expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid, host: hostname() });
+    await release();
+  });
+
+  it('touches its lock while it holds it, and stops when released', async () => {
+    const file = join(dir, 'heartbeat.json');
+    const release = await lockCheckpointFile(file, 20);
+    const longAgo = new Date(Date.now() - 600_000);
+    await utimes(`${file}.lock`, longAgo, longAgo);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(Date.now() - (await stat(`${file}.lock`)).mtimeMs).toBeLessThan(60_000);
+    expect((await refusal(file)).exitCode).toBe(75);
+    await release();
+    expect(await exists(`${file}.lock`)).toBe(false);
+    // A later run's lock in the same place is no longer touched by the released one.
+    await writeFile(`${file}.lock`, '');
+    await utimes(`${file}.lock`, longAgo, longAgo);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await stat(`${file}.lock`)).mtimeMs).toBe(longAgo.getTime());
+    await rm(`${file}.lock`);
   });
 
   it('does not take over a lock from another host, or a fresh one it cannot read: it says which file to delete', async () => {
