@@ -14,6 +14,12 @@ export interface ReconcilePendingOptions {
   budgetMs?: number | undefined;
   /** Stops the sweep: no new payment is started; those in flight finish. */
   signal?: AbortSignal | undefined;
+  /**
+   * Told about each change as the sweep finds it (awaited), so that a sweep killed part-way has acted on
+   * what it found so far: the ledger already holds those statuses, and no later sweep reports them again.
+   * Throwing stops the sweep (those in flight finish and are told too); the call then rejects with the error.
+   */
+  onChange?: ((change: SweepChange) => unknown) | undefined;
 }
 
 /** A payment whose status moved between the sweep's listing and its poll. */
@@ -84,6 +90,14 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
   const report: SweepReport = { checked: 0, changed: [], unresolved: [], errors: [], forgotten: [], complete: false };
   const entries = deps.ledger.list({ outcome: 'unresolved', firstSeenTo: deps.now() - olderThanMs })[Symbol.asyncIterator]();
   let storeFailure: unknown;
+  let onChangeFailure: { error: unknown } | undefined;
+  const tell = async (change: SweepChange) => {
+    try {
+      await options.onChange?.(change);
+    } catch (error) {
+      onChangeFailure ??= { error };
+    }
+  };
   const sweepOne = async (entry: LedgerEntry) => {
     report.checked += 1;
     try {
@@ -94,6 +108,7 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
         const change: SweepChange = { paymentId: entry.paymentId, from: entry.status, to: result.status, outcome: result.outcome, source: result.source };
         if (result.orderId !== undefined) change.orderId = result.orderId;
         report.changed.push(change);
+        await tell(change);
       }
       if (result.outcome === 'needs_reconciliation') report.unresolved.push(entry.paymentId);
       if (result.retryAfterMs !== undefined) report.retryAfterMs = Math.max(report.retryAfterMs ?? 0, result.retryAfterMs);
@@ -117,7 +132,7 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
   };
   const worker = async () => {
     // Async generators queue concurrent next() calls, so the workers share one listing.
-    while (!options.signal?.aborted && storeFailure === undefined && report.retryAfterMs === undefined) {
+    while (!options.signal?.aborted && storeFailure === undefined && onChangeFailure === undefined && report.retryAfterMs === undefined) {
       let next: IteratorResult<LedgerEntry>;
       try {
         next = await entries.next();
@@ -127,12 +142,13 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
       }
       // Another worker may have been told to wait while this one waited for the listing.
       if (next.done) report.complete = true;
-      if (next.done || options.signal?.aborted || report.retryAfterMs !== undefined) return;
+      if (next.done || options.signal?.aborted || onChangeFailure !== undefined || report.retryAfterMs !== undefined) return;
       await sweepOne(next.value);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   if (storeFailure !== undefined) throw toPayError(storeFailure);
+  if (onChangeFailure !== undefined) throw onChangeFailure.error;
   if (report.retryAfterMs !== undefined) {
     deps.logger.warn({ checked: report.checked, retryAfterMs: report.retryAfterMs }, 'the payment service asked to wait (Retry-After); the sweep stopped early, the rest waits for its next run');
   }

@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import { once } from 'node:events';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryLedgerStore, PayError, UpstreamError, type LedgerStore, type Pay } from 'paywidget-server';
+import { MemoryLedgerStore, PayError, UpstreamError, type LedgerStore, type Pay, type SweepChange } from 'paywidget-server';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { signWebhook } from 'paywidget-server/testing';
 import { captureLogger } from '../../helpers/capture-logger.js';
@@ -589,6 +589,35 @@ describe('reconcilePending (the sweep)', () => {
     expect(await pay.payments.get('pay_behind_a_page')).toMatchObject({ outcome: 'unresolved' });
     // The service's own JSON answer still means "unknown".
     expect((await pay.payments.reconcilePending()).forgotten).toEqual(['pay_behind_a_page']);
+  });
+
+  it('tells onChange of each change as it finds it, so a sweep stopped part-way has acted on what it found; a throwing onChange stops the sweep', async () => {
+    const pay = payFor(sb, { logger });
+    sb.payments.setConfirmDelay(Infinity);
+    const paid: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const payment = await card(pay, sb.testCards.succeeds, { amount: 100 + i, currency: 'EUR', orderId: `sweep-told-${i}` });
+      await pay.payments.reconcile(payment.paymentId, { budgetMs: 0 }); // processing: unresolved in the ledger
+      sb.payments.setStatus(payment.paymentId, 'succeeded');
+      paid.push(payment.paymentId);
+    }
+    const told: SweepChange[] = [];
+    const failure = new Error('the fulfilment database is down');
+    const error = await pay.payments.reconcilePending({
+      concurrency: 1,
+      onChange: async (change) => {
+        told.push(change);
+        // Each change is told before the next payment is polled.
+        expect((await Promise.all(paid.map((id) => pay.payments.get(id)))).filter((entry) => entry?.outcome === 'confirmed')).toHaveLength(told.length);
+        if (told.length === 2) throw failure;
+      },
+    }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBe(failure);
+    expect(told).toEqual([0, 1].map((i) => expect.objectContaining({ orderId: `sweep-told-${i}`, to: 'succeeded', outcome: 'confirmed', source: 'poll' })));
+    // The payment after the failure was not polled: the next sweep finds it.
+    const next = await pay.payments.reconcilePending({ onChange: (change) => void told.push(change) });
+    expect(next.changed.map((change) => change.orderId)).toEqual(['sweep-told-2']);
+    expect(told.map((change) => change.orderId)).toEqual(['sweep-told-0', 'sweep-told-1', 'sweep-told-2']);
   });
 
   it('checks its options', async () => {
