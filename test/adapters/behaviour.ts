@@ -74,6 +74,7 @@ export function describeAdapter(adapter: AdapterCase): void {
     const handled: string[] = [];
     const checkouts: string[] = [];
     let authorized: HookRequest | undefined;
+    let signalInHook: AbortSignal | undefined;
     const responses: string[] = [];
     let pay: Pay;
 
@@ -100,6 +101,7 @@ export function describeAdapter(adapter: AdapterCase): void {
         // `headers` is a Node object or a Fetch Headers depending on the framework; header() reads both.
         authorize: (request) => {
           authorized = request;
+          if (request.header('x-read-signal')) signalInHook = request.signal;
           return request.header('X-Shop-Session') !== 'revoked';
         },
         // A short attempt time-out, so the hanging upstream below fails fast.
@@ -135,11 +137,19 @@ export function describeAdapter(adapter: AdapterCase): void {
 
     it('hands the hooks the framework’s own request as native (Express req, Koa ctx, a Fetch Request), for a session or a mount-path param', async () => {
       authorized = undefined;
-      const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{"orderId":"native-1"}' });
+      const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json', 'x-read-signal': '1' }, body: '{"orderId":"native-1"}' });
       expect(response.status).toBe(200);
       const { framework, native } = authorized!;
       expect(native).toBeDefined();
       expect(NATIVE_PATH[framework!](native)).toMatch(/\/widget-token$/);
+      // The request's close signal reaches the hooks too, for their own long work.
+      expect(signalInHook).toBeInstanceOf(AbortSignal);
+      expect(signalInHook!.aborted).toBe(false);
+      // Read only after the answer was sent (by work the hook left running), it does not claim the client left.
+      authorized = undefined;
+      expect((await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{"orderId":"native-2"}' })).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(authorized!.signal?.aborted).not.toBe(true);
     });
 
     it('decodes a path param once, and refuses one that is not valid percent-encoding (400) without asking the service about it', async () => {

@@ -77,8 +77,9 @@ class NodePayRequest implements PayRequest {
     if (this.#signal !== undefined || res === undefined) return this.#signal;
     const controller = new AbortController();
     const gone = () => controller.abort(new Error('The client closed the connection before its answer was sent.'));
-    if (res.destroyed) gone();
-    else res.once('close', () => res.writableFinished || gone());
+    const closed = () => res.writableFinished || gone(); // a response sent in full is no client gone
+    if (res.destroyed) closed();
+    else res.once('close', closed);
     return (this.#signal = controller.signal);
   }
 }

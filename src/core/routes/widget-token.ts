@@ -136,7 +136,15 @@ function hookThrew(hook: keyof typeof HOOK_FAILURES, error: unknown): PayError {
 
 /** The request with its JSON body, once the authorize hook (if any) let it through; else UNAUTHORIZED. */
 export async function authorizedRequest({ authorize, maxBodyBytes }: JsonRouteDeps, request: PayRequest): Promise<HookRequest> {
-  const hookRequest: HookRequest = { ...request, body: readJsonBody(request, maxBodyBytes), header: (name) => getHeader(request.headers, name.toLowerCase()) };
+  const hookRequest: HookRequest = {
+    ...request,
+    body: readJsonBody(request, maxBodyBytes),
+    header: (name) => getHeader(request.headers, name.toLowerCase()),
+    // A spread copies no getter: the Node bridge's signal lives on its prototype, made only when read.
+    get signal() {
+      return request.signal;
+    },
+  };
   if (!authorize) return hookRequest;
   let verdict: unknown;
   try {
