@@ -25,13 +25,14 @@ export function claimStores(stores: StoreOptions | undefined, owner: StoreOwner)
     if (typeof store !== 'object' || store === null) continue;
     const keyspace = (store as { [STORE_KEYSPACE]?: object })[STORE_KEYSPACE] ?? store;
     const first = owners.get(keyspace);
-    if (!first) {
-      owners.set(keyspace, owner);
+    const other = !first ? undefined : differ(first.merchantId, owner.merchantId) ? 'merchant' : differ(first.commerceUrl, owner.commerceUrl) ? 'commerce store' : undefined;
+    if (other === undefined) {
+      // What the first instance left unnamed (one built without secrets at `next build`, an orders-only
+      // one) is taken from the first that names it: else any two merchants would pass, each matched only against it.
+      owners.set(keyspace, { merchantId: first?.merchantId ?? owner.merchantId, commerceUrl: first?.commerceUrl ?? owner.commerceUrl });
       continue;
     }
-    const other = differ(first.merchantId, owner.merchantId) ? 'merchant' : differ(first.commerceUrl, owner.commerceUrl) ? 'commerce store' : undefined;
-    if (other === undefined) continue;
-    throw new PayError('CONFIG_INVALID', `paywidget-server configuration: stores.${name} is already used by a Pay instance for another ${other}. Their payments, webhook event ids and order numbers would mix (one shop's order refused as paid by the other's payment): give each its own stores, with redisStores(redis, { prefix: 'paywidget:<shop>:' }) or new in-memory stores.`, {
+    throw new PayError('CONFIG_INVALID', `paywidget-server configuration: stores.${name} is already used in this process by a Pay instance for another ${other} (${other === 'merchant' ? first!.merchantId : first!.commerceUrl}). Their payments, webhook event ids and order numbers would mix (one shop's order refused as paid by the other's payment): give each its own stores, with redisStores(redis, { prefix: 'paywidget:<shop>:' }) or new in-memory stores. The stores stay tied to the first until the process restarts (restart a dev server after changing the merchant id).`, {
       details: { options: [`stores.${name}`] },
     });
   }

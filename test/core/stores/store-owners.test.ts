@@ -17,6 +17,14 @@ describe('stores shared between Pay instances', () => {
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.details).toEqual({ options: ['stores.ledger'] });
     expect(error.message).toContain("redisStores(redis, { prefix: 'paywidget:<shop>:' })");
+    expect(error.message).toContain('for another merchant (m1)');
+  });
+
+  it('still refuses a second merchant when the first instance on the stores named none (built without secrets at `next build`)', () => {
+    const ledger = new MemoryLedgerStore();
+    createPay({ env: {}, payment: { webhookSecret: 'w' }, stores: { ledger } });
+    createPay(merchant('m1', { stores: { ledger } }));
+    expect(thrown(() => createPay(merchant('m2', { stores: { ledger } })), 'a second merchant after an unnamed first').code).toBe('CONFIG_INVALID');
   });
 
   it('refuses it for another commerce store of the same merchant too: order numbers repeat from store to store', () => {
