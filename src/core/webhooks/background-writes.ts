@@ -1,3 +1,5 @@
+import type { Logger } from '../types.js';
+
 /** Waits `ms`, or less when `until` settles first: true when the time ran out. */
 export type Wait = (ms: number, until?: Promise<unknown>) => Promise<boolean>;
 
@@ -10,12 +12,24 @@ export class BackgroundWrites {
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
   #draining = 0;
 
+  /** `waitUntil`: a serverless platform's keep-alive, told of each write (webhooks.waitUntil). */
+  constructor(
+    private readonly waitUntil: ((work: Promise<unknown>) => void) | undefined,
+    private readonly logger: Logger,
+  ) {}
+
   /** Runs `work` in the background, waiting only through `wait`. It handles its own errors. */
   start(work: (wait: Wait) => Promise<void>): void {
     const run: Promise<void> = work(this.#wait)
       .catch(() => undefined)
       .finally(() => this.#running.delete(run));
     this.#running.add(run);
+    try {
+      this.waitUntil?.(run);
+    } catch (error) {
+      // Such as Next's after() called outside a request: the write goes on, only unprotected from a freeze.
+      this.logger.warn({ err: error }, 'webhooks.waitUntil threw; the claim write goes on without it, and a function frozen before it lands may let a duplicate delivery run the event again');
+    }
   }
 
   /**

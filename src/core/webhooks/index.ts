@@ -69,7 +69,7 @@ export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
   const policy = resolveWebhookOptions(deps.options);
   const verifyPolicy = { toleranceSeconds: policy.toleranceSeconds, maxBodyBytes: policy.maxBodyBytes, now: deps.now, secretCount: 0 };
   const dispatcher = createDispatcher(deps.logger, policy.eventType, deps.internalHandlers);
-  const background = new BackgroundWrites();
+  const background = new BackgroundWrites(policy.waitUntil, deps.logger);
 
   // Built on first use: no key material is prepared for an app that never receives a webhook.
   const source: HmacFactory | Promise<HmacFactory> = deps.hmac ?? selectHmac();

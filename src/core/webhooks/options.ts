@@ -22,6 +22,13 @@ export interface WebhookOptions {
   leaseMs?: number | undefined;
   /** The event type handlers are chosen by; default: the payload's `type` field when it is a string. */
   eventType?: (payload: unknown) => string | undefined;
+  /**
+   * For serverless functions, which are frozen once they answer: handed each claim write the library
+   * retries after answering (a done mark that failed on a store blip), so the platform keeps the function
+   * alive until it lands. Pass Vercel's `waitUntil` (`@vercel/functions`), Cloudflare's `ctx.waitUntil`, or
+   * `(work) => after(work)` in Next 15+. A long-running server needs none: `pay.drain()` at shutdown.
+   */
+  waitUntil?: ((work: Promise<unknown>) => void) | undefined;
 }
 
 export interface WebhookPolicy {
@@ -32,6 +39,7 @@ export interface WebhookPolicy {
   /** How long a signature is remembered by the replay guard: at least the whole window a signature is accepted in. */
   signatureRetentionMs: number;
   eventType: (payload: unknown) => string | undefined;
+  waitUntil: ((work: Promise<unknown>) => void) | undefined;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -49,6 +57,7 @@ const schema = z.object({
   // A running delivery renews its lease on a timer every lease/3, which Node fires after 1 ms past its longest delay.
   leaseMs: z.custom<number>((v) => Number.isSafeInteger(v) && (v as number) > 0 && (v as number) <= MAX_TIMER_MS, `must be a positive whole number of milliseconds up to ${MAX_TIMER_MS} (about 24.8 days, the longest timer Node runs)`).default(15_000),
   eventType: z.custom<(payload: unknown) => string | undefined>((v) => typeof v === 'function', 'must be a function (payload) => string | undefined').optional(),
+  waitUntil: z.custom<(work: Promise<unknown>) => void>((v) => typeof v === 'function', "must be a function (work: Promise) => void, such as waitUntil from '@vercel/functions'").optional(),
 });
 
 /** The payload's `type` field when it is a non-empty string. */
@@ -66,10 +75,10 @@ export function resolveWebhookOptions(options: WebhookOptions = {}): WebhookPoli
       details: { options: result.error.issues.map((i) => `webhooks.${i.path.map(String).join('.')}`) },
     });
   }
-  const { toleranceSeconds, maxBodyBytes, retentionMs, leaseMs, eventType } = result.data;
+  const { toleranceSeconds, maxBodyBytes, retentionMs, leaseMs, eventType, waitUntil } = result.data;
   // A signature is accepted while now is within ±tolerance of its timestamp: a window of 2 × tolerance
   // from the first sighting at worst. Without a tolerance, remember it as long as event ids.
   // Never shorter than a lease, or a replay under a new event id would pass while the original still runs.
   const signatureRetentionMs = toleranceSeconds === false ? Math.max(retentionMs, leaseMs) : Math.ceil(2 * toleranceSeconds * 1000) + leaseMs;
-  return { toleranceSeconds, maxBodyBytes, retentionMs: Math.max(retentionMs, signatureRetentionMs), leaseMs, signatureRetentionMs, eventType: eventType ?? defaultEventType };
+  return { toleranceSeconds, maxBodyBytes, retentionMs: Math.max(retentionMs, signatureRetentionMs), leaseMs, signatureRetentionMs, eventType: eventType ?? defaultEventType, waitUntil };
 }

@@ -58,3 +58,49 @@ describe('pay.drain() with a store that hangs', () => {
     await expect(pay.drain({ timeoutMs: '5s' as unknown as number })).rejects.toThrow('pay.drain({ timeoutMs }) takes a number of milliseconds (0 or more), got a string.');
   });
 });
+
+/** A claim store whose complete fails once (a store blip), then works. */
+class CompleteFailsOnce extends MemoryClaimStore {
+  calls = 0;
+  override async complete(key: string, token: string, retentionMs: number): Promise<boolean> {
+    this.calls += 1;
+    if (this.calls === 1) throw new Error('connection lost');
+    return super.complete(key, token, retentionMs);
+  }
+}
+
+describe('webhooks.waitUntil (serverless functions, frozen once they answer)', () => {
+  const options = (claims: MemoryClaimStore, waitUntil: unknown, logger = captureLogger()) => ({
+    env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'whsec_wait' }, stores: { claims }, webhooks: { leaseMs: 1_000, waitUntil: waitUntil as () => void }, logger,
+  });
+
+  it('hands the platform the done mark retried after the answer, so the function is kept alive until it lands', async () => {
+    const claims = new CompleteFailsOnce();
+    const kept: Promise<unknown>[] = [];
+    const pay = createPay(options(claims, (work: Promise<unknown>) => kept.push(work)));
+    let runs = 0;
+    pay.webhooks.onAny(() => void (runs += 1));
+    const signed = signWebhook({ payload: { id: 'evt_serverless', type: 'payment.failed', data: {} }, secret: 'whsec_wait' });
+    const deliver = () => pay.handle({ method: 'POST', path: '/webhooks', headers: signed.headers, rawBody: signed.body });
+    expect((await deliver())?.status).toBe(200);
+    expect(kept).toHaveLength(1);
+    await Promise.all(kept); // what the platform waits for before freezing the function
+    expect(claims.calls).toBe(2);
+    const duplicate = await deliver();
+    expect(JSON.parse(duplicate!.body as string)).toMatchObject({ duplicate: true });
+    expect(runs).toBe(1);
+  });
+
+  it('goes on without it when waitUntil throws (Next\'s after() outside a request), and refuses one that is not a function', async () => {
+    const claims = new CompleteFailsOnce();
+    const logger = captureLogger();
+    const pay = createPay(options(claims, () => { throw new Error('after() was called outside a request scope'); }, logger));
+    pay.webhooks.onAny(() => {});
+    const signed = signWebhook({ payload: { id: 'evt_after', type: 'payment.failed', data: {} }, secret: 'whsec_wait' });
+    expect((await pay.handle({ method: 'POST', path: '/webhooks', headers: signed.headers, rawBody: signed.body }))?.status).toBe(200);
+    await pay.drain();
+    expect(claims.calls).toBe(2);
+    expect(logger.text()).toContain('webhooks.waitUntil threw; the claim write goes on without it');
+    expect(() => createPay(options(new MemoryClaimStore(), 'waitUntil'))).toThrow("webhooks.waitUntil must be a function (work: Promise) => void, such as waitUntil from '@vercel/functions'");
+  });
+});
