@@ -50,9 +50,11 @@ export async function lockCheckpointFile(file: string, heartbeatMs = HEARTBEAT_M
       try {
         await link(draft, path);
         linked = true;
-        const heartbeat = setInterval(() => void touch(path), heartbeatMs).unref();
+        let touching: Promise<void> | undefined;
+        const heartbeat = setInterval(() => void (touching = touch(path)), heartbeatMs).unref();
         return async () => {
           clearInterval(heartbeat);
+          await touching; // none lands after the release
           if ((await readFile(path, 'utf8').catch(() => undefined)) === mine) await unlink(path).catch(() => {});
           heldHere.delete(me.token);
         };
