@@ -351,6 +351,15 @@ describe('paywidget CLI', () => {
     expect(result.stderr).toMatch(/^paywidget orders sync: [\s\S]*Run 'paywidget orders sync --help'/);
   });
 
+  it('refuses to resume a checkpoint file saved by a sync of another COMMERCE_URL, naming both (exit 2)', async () => {
+    const checkpoint = join(dir, 'other-platform.json');
+    expect((await run(['orders', 'sync', '--checkpoint', checkpoint])).code).toBe(0);
+    const elsewhere = sb.commerceUrl.replace('127.0.0.1', 'localhost');
+    const result = await run(['orders', 'sync', '--checkpoint', checkpoint], { env: { ...env(), COMMERCE_URL: elsewhere } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${checkpoint} holds the position of a sync of ${sb.commerceUrl}, not of COMMERCE_URL ${elsewhere}; resuming it would skip this platform's orders.`);
+  });
+
   it('resumes a checkpoint whatever the order of its --status flags (a set of statuses)', async () => {
     const checkpoint = join(dir, 'statuses.json');
     expect((await run(['orders', 'sync', '--status', 'pending', '--status', 'processing', '--checkpoint', checkpoint])).code).toBe(0);

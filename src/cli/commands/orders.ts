@@ -176,6 +176,9 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
       if (error.details.reason === 'other_filter') {
         throw new UsageError(`${values.checkpoint} holds the position of a sync with other filters (--status, --from, --to); resuming it would skip orders. Use another --checkpoint FILE for these filters.`, path);
       }
+      if (error.details.reason === 'other_source') {
+        throw new UsageError(`${values.checkpoint} holds the position of a sync of ${String(error.details.source)}, not of COMMERCE_URL ${String(io.env.COMMERCE_URL)}; resuming it would skip this platform's orders. Use another --checkpoint FILE for this platform, or move this one away to sync it from the start.`, path);
+      }
       throw new ExitError(`The checkpoint file ${values.checkpoint} holds a position paywidget did not write (it was edited or damaged); move it away or pass another --checkpoint.`, EXIT.failed);
     }
     if (!isBrokenPipe(failed)) throw error;

@@ -46,7 +46,7 @@ export function createOrders(config: CommerceConfig, deps: OrdersDeps): Orders {
     get: (entityId, options) => reader.get(entityId, options),
     search: (query) => reader.search(query),
     iterate: (options) => reader.iterate(options),
-    sync: (options) => syncOrders(reader, checkpoints, { logger: deps.logger, now: deps.now ?? Date.now }, options),
+    sync: (options) => syncOrders(reader, checkpoints, { logger: deps.logger, now: deps.now ?? Date.now, source: config.url }, options),
   };
 }
 

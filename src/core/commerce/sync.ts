@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { invalidInput, PayError } from '../errors.js';
 import type { CheckpointStore } from '../stores/checkpoint-store.js';
 import type { Logger } from '../types.js';
@@ -58,42 +59,53 @@ const DEFAULT_SETTLE_MS = 60_000;
 /** How far before its start a run by status reads changed orders from: clock differences with the platform, and late commits. */
 const CHANGES_MARGIN_MS = 60_000;
 
+/** `YYYY-MM-DD HH:MM:SS`, as the sync writes its times (created_at's form). */
+const createdAtText = z.string().regex(/^-?\d{4,6}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+const entityId = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
 /** What the checkpoint store holds: the position (an entity_id every order up to which was delivered), for this filter. */
-interface SavedPosition {
-  v: 1;
-  filter: NormalizedFilter;
+const savedPositionSchema = z.object({
+  v: z.literal(1),
+  filter: z.object({ status: z.union([z.string(), z.array(z.string())]).optional(), createdFrom: z.string().optional(), createdTo: z.string().optional() }),
+  /** The commerce URL the orders came from; absent in checkpoints saved before it was kept. */
+  source: z.string().optional(),
   /** The position (named for what it was before settleMs existed; kept so saved checkpoints still read). */
-  lastEntityId: number;
+  lastEntityId: entityId,
   /** Orders delivered under this checkpoint, over all runs. */
-  delivered: number;
-  complete: boolean;
-  updatedAt: string;
+  delivered: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  complete: z.boolean(),
+  updatedAt: z.string(),
   /**
    * A sync by status: when its run began (as updated_at is written, less a margin). The next run reads the
    * orders changed since then too, since an order enters a status (is paid, say) long after it was created.
    */
-  startedAt?: string;
+  startedAt: createdAtText.optional(),
   /** A sync by status: besides the orders after `lastEntityId`, the run reads these (newOrUpdated). */
-  changes?: { afterEntityId: number; updatedFrom: string };
-}
+  changes: z.object({ afterEntityId: entityId, updatedFrom: createdAtText }).optional(),
+});
+type SavedPosition = z.infer<typeof savedPositionSchema>;
 
+/** The saved position, checked whole: a value edited or damaged is refused, never half-used (a string count would be concatenated). */
 function readPosition(name: string, raw: string | undefined): SavedPosition | undefined {
   if (raw === undefined) return undefined;
-  let value: Partial<SavedPosition> | undefined;
+  let value: unknown;
   try {
-    value = JSON.parse(raw) as Partial<SavedPosition>;
+    value = JSON.parse(raw);
   } catch {
     value = undefined;
   }
-  if (value?.v !== 1 || !Number.isSafeInteger(value.lastEntityId) || typeof value.filter !== 'object') {
-    throw invalidInput('checkpoint', `Checkpoint '${name}' holds a value the order sync did not write; use another checkpoint name or clear it.`);
+  const parsed = savedPositionSchema.safeParse(value);
+  if (!parsed.success) {
+    const where = parsed.error.issues[0]?.path.map(String).join('.');
+    throw invalidInput('checkpoint', `Checkpoint '${name}' holds a value the order sync did not write${where ? ` (${where} is not what it writes)` : ''}; use another checkpoint name or clear it.`);
   }
-  return value as SavedPosition;
+  return parsed.data;
 }
 
 /** Statuses compared as sets: a position saved before normalizeFilter sorted them (or made one status a string) still resumes. */
-const canonical = (filter: NormalizedFilter): NormalizedFilter => (Array.isArray(filter.status) ? { ...filter, status: statusSet(filter.status) } : filter);
-const sameFilter = (a: NormalizedFilter, b: NormalizedFilter) => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+type SavedFilter = SavedPosition['filter'];
+const canonical = (filter: SavedFilter): SavedFilter => (Array.isArray(filter.status) ? { ...filter, status: statusSet(filter.status) } : filter);
+const sameFilter = (a: SavedFilter, b: SavedFilter) => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 
 /**
  * Delivers every matching order to onOrder, in entity_id order, saving its position after each page:
@@ -102,7 +114,7 @@ const sameFilter = (a: NormalizedFilter, b: NormalizedFilter) => JSON.stringify(
  * orders of one page (and the young ones), orders created during a run are picked up by the next,
  * and no run delivers an order twice.
  */
-export async function syncOrders(reader: OrderReader, store: CheckpointStore, deps: { logger: Logger; now: () => number }, options: OrderSyncOptions): Promise<OrderSyncSummary> {
+export async function syncOrders(reader: OrderReader, store: CheckpointStore, deps: { logger: Logger; now: () => number; source: string }, options: OrderSyncOptions): Promise<OrderSyncSummary> {
   const { logger } = deps;
   if (typeof options !== 'object' || options === null) throw invalidInput('options', 'orders.sync expects { checkpoint, onOrder, ... }.');
   const { checkpoint, onOrder, settleMs = DEFAULT_SETTLE_MS } = options;
@@ -114,7 +126,7 @@ export async function syncOrders(reader: OrderReader, store: CheckpointStore, de
   // Taken before the position is read: a second run must not start from the same one.
   const lock = await lockCheckpoint(store, checkpoint, logger);
   try {
-    return await run(reader, { store, lock, logger, now: deps.now, filter }, options);
+    return await run(reader, { store, lock, logger, now: deps.now, filter, source: deps.source }, options);
   } finally {
     await lock.release();
   }
@@ -126,11 +138,13 @@ interface RunDeps {
   logger: Logger;
   now: () => number;
   filter: NormalizedFilter;
+  /** The commerce URL read from, kept with the position. */
+  source: string;
 }
 
 /** The sync once its options are checked and its checkpoint is held. */
 async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions): Promise<OrderSyncSummary> {
-  const { store, lock, logger, filter } = deps;
+  const { store, lock, logger, filter, source } = deps;
   const { checkpoint, onOrder, onProgress, pageSize, prefetch, signal, settleMs = DEFAULT_SETTLE_MS } = options;
   /** The checkpoint's value as this run last read or wrote it. */
   let ours = await store.get(checkpoint);
@@ -138,6 +152,12 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
   if (saved && !sameFilter(saved.filter, filter)) {
     throw new PayError('INVALID_INPUT', `Checkpoint '${checkpoint}' belongs to a sync with filter ${JSON.stringify(saved.filter)}, not ${JSON.stringify(filter)}: resuming it would skip orders. Use another checkpoint name for this filter.`, {
       details: { field: 'checkpoint', reason: 'other_filter' },
+    });
+  }
+  // Another platform's entity_ids say nothing of this one's: resuming would skip its orders up to the position.
+  if (saved?.source !== undefined && saved.source !== source) {
+    throw new PayError('INVALID_INPUT', `Checkpoint '${checkpoint}' holds the position of a sync of ${saved.source}, not ${source}: resuming it would skip this platform's orders up to entity_id ${saved.lastEntityId}. Use another checkpoint name for this platform (or clear this one, to deliver its orders from the start).`, {
+      details: { field: 'checkpoint', reason: 'other_source', source: saved.source },
     });
   }
   // By status, a finished run is followed by one that reads the new orders and those changed since it began
@@ -176,7 +196,7 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
   };
   const save = async (done: boolean) => {
     const value: SavedPosition = {
-      v: 1, filter, lastEntityId: position ?? 0, delivered: (saved?.delivered ?? 0) + delivered, complete: done, updatedAt: new Date().toISOString(),
+      v: 1, filter, source, lastEntityId: position ?? 0, delivered: (saved?.delivered ?? 0) + delivered, complete: done, updatedAt: new Date().toISOString(),
       ...(startedAt !== undefined ? { startedAt } : {}), ...(changes !== undefined ? { changes } : {}),
     };
     await lock.confirm();

@@ -422,4 +422,53 @@ describe('orders.sync', () => {
     expect((await rejection(pay.orders.sync({ checkpoint: 'x' } as never))).details).toEqual({ field: 'onOrder' });
     expect((await rejection(pay.orders.sync({ checkpoint: 'junk', onOrder: () => {} }))).message).toContain('did not write');
   });
+
+  it('refuses a checkpoint value that is JSON of the wrong shape (edited by hand, damaged), naming the field, instead of half-using it', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const checkpoints = new MemoryCheckpointStore();
+    const pay = payFor(sb, { stores: { checkpoints } });
+    await pay.orders.sync({ checkpoint: 'good', onOrder: () => {} });
+    const good = JSON.parse((await checkpoints.get('good'))!) as Record<string, unknown>;
+    const damaged = {
+      'filter-null': { ...good, filter: null },
+      'negative-position': { ...good, lastEntityId: -3 },
+      'count-as-text': { ...good, delivered: '5' }, // was concatenated: "5" + 5 saved as "55"
+      'start-not-a-time': { ...good, filter: { status: 'pending' }, startedAt: 'yesterday' },
+    };
+    for (const [name, value] of Object.entries(damaged)) {
+      await checkpoints.set(name, JSON.stringify(value));
+      const error = await rejection(pay.orders.sync({ checkpoint: name, ...(name === 'start-not-a-time' ? { status: 'pending' } : {}), onOrder: () => {} }));
+      expect([name, error.code, error.details]).toEqual([name, 'INVALID_INPUT', { field: 'checkpoint' }]);
+      expect(error.message).toContain(`Checkpoint '${name}' holds a value the order sync did not write (`);
+    }
+  });
+
+  it('refuses to resume a checkpoint saved by a sync of another platform (COMMERCE_URL changed): its position would skip this one\'s orders', async () => {
+    sb = await commerceSandbox({ orders: 20 });
+    const staging = new MemoryCheckpointStore();
+    await payFor(sb, { stores: { checkpoints: staging } }).orders.sync({ checkpoint: 'nightly', onOrder: () => {} });
+    const saved = (await staging.get('nightly'))!;
+    expect(JSON.parse(saved)).toMatchObject({ source: sb.commerceUrl, lastEntityId: 20 });
+
+    const production = await commerceSandbox({ orders: 30 });
+    try {
+      // The next deploy, pointed at production, with the same shared store (Redis) holding staging's position.
+      const checkpoints = new MemoryCheckpointStore();
+      await checkpoints.set('nightly', saved);
+      const pay = payFor(production, { stores: { checkpoints } });
+      const error = await rejection(pay.orders.sync({ checkpoint: 'nightly', onOrder: () => {} }));
+      expect(error).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'checkpoint', reason: 'other_source', source: sb.commerceUrl } });
+      expect(error.message).toContain(`holds the position of a sync of ${sb.commerceUrl}, not ${production.commerceUrl}: resuming it would skip this platform's orders up to entity_id 20`);
+
+      // A checkpoint saved before the source was kept resumes, and keeps it from then on.
+      const { source: _, ...older } = JSON.parse(saved) as Record<string, unknown>;
+      await checkpoints.set('older', JSON.stringify(older));
+      const delivered: number[] = [];
+      expect(await pay.orders.sync({ checkpoint: 'older', onOrder: (o) => void delivered.push(o.entity_id) })).toMatchObject({ resumedFrom: 20 });
+      expect(delivered).toEqual(range(21, 30));
+      expect(JSON.parse((await checkpoints.get('older'))!)).toMatchObject({ source: production.commerceUrl });
+    } finally {
+      await production.close();
+    }
+  });
 });
