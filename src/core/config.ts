@@ -104,9 +104,6 @@ const positiveMs = z.number(required('a whole number of milliseconds, such as 50
 // is sent, and fetch's error names the value, which would then reach the logs.
 const headerText = text.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces or line breaks (it is sent in an HTTP header)');
 
-// Each payment option is checked when given, but may be missing at createPay: Next.js evaluates route
-// modules during `next build`, where secrets are usually absent. The feature that needs a missing
-// option throws CONFIG_MISSING naming it (requirePayment, requireWebhookSecrets).
 /** The path of a URL, or '' when it is not one (z.url has said so). */
 const pathOf = (value: string) => {
   try {
@@ -119,6 +116,9 @@ const pathOf = (value: string) => {
 const paymentBase = url.refine((value) => !/\/api\/v\d+(\/|$)/i.test(pathOf(value)), 'must be the payment service\'s base URL, without /api/v1 (the library adds the paths), e.g. https://pay.example.com');
 const commerceBase = url.refine((value) => !/\/rest(\/|$)/i.test(pathOf(value)), 'must be the store\'s base URL, without /rest or /rest/<scope>/V1 (the library adds them; the scope is COMMERCE_SCOPE), e.g. https://shop.example.com');
 
+// Each payment option is checked when given, but may be missing at createPay: Next.js evaluates route
+// modules during `next build`, where secrets are usually absent. The feature that needs a missing
+// option throws CONFIG_MISSING naming it (requirePayment, requireWebhookSecrets).
 const paymentSchema = z.object({
   apiUrl: paymentBase.optional(),
   merchantId: headerText.optional(),

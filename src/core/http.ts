@@ -42,7 +42,8 @@ const autoTransport = selectTransport();
 /**
  * One HTTP layer for every upstream call: a time-out per attempt that covers the body, a total
  * deadline, and retries with exponential back-off and full jitter on connection errors, time-outs,
- * 5xx and 429 (honouring Retry-After up to a cap). Other statuses come back as they are.
+ * 5xx and 429 (honouring Retry-After up to a cap). Other 2xx and 4xx statuses come back as they are; a 1xx,
+ * a 3xx (redirects included) or a status past 599 is UPSTREAM_INVALID_RESPONSE, since no upstream call expects one.
  */
 export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, logger?: Logger): Promise<UpstreamResponse> {
   const policy = { ...basePolicy, ...call.policy };

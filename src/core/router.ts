@@ -33,7 +33,7 @@ export function createRouter(routes: Route[], logger: Logger): Router {
   const exact = new Map(compiled.filter((r) => !r.path.includes(':')).map((r) => [`${r.method} ${r.path}`, r]));
   const NO_PARAMS: RouteParams = Object.freeze({});
 
-  /** HEAD is answered as GET without a body; `allowed` lists the methods of a known path. */
+  /** HEAD is answered as GET without a body. With no route for the method, `allowed` lists the methods the path has (for 405). */
   const findForMethod = (method: string, path: string) => {
     const wanted = method === 'HEAD' ? 'GET' : method;
     const direct = exact.get(`${wanted} ${path}`);

@@ -4,7 +4,7 @@ export type HeaderInput = Headers | Record<string, string | string[] | undefined
 /** The adapter a request came through, so an error can name the fix in that framework. */
 export type Framework = 'express' | 'koa' | 'next-pages' | 'next-app';
 
-/** What the core router takes: a plain object, cheaper than a Fetch Request (see DESIGN.md). */
+/** What the core router takes: a plain object. Building a Fetch Request per delivery would cost more than the whole webhook route. */
 export interface PayRequest {
   /** The HTTP method, upper case as Node gives it. */
   method: string;

@@ -4,8 +4,9 @@ import { MAX_TIMER_MS } from '../max-timer.js';
 import { defaultExtractPayment, type ExtractPayment } from './extract.js';
 
 /**
- * How `pay.payments` decides a payment's outcome. The payment document does not list status values
- * (DESIGN.md decision 7): the terminal sets are configurable, and an unknown status is never terminal.
+ * How `pay.payments` decides a payment's outcome. The payment document does not list status values: the
+ * terminal sets are configurable, and an unknown status is never terminal, so a new status never fulfils or
+ * cancels an order by itself.
  */
 export interface PaymentsOptions {
   /**
@@ -14,7 +15,8 @@ export interface PaymentsOptions {
    */
   terminalStatuses?: { confirmed?: readonly string[] | undefined; failed?: readonly string[] | undefined } | undefined;
   /**
-   * The credential of `GET /api/v1/payments/{id}/status` (DESIGN.md decision 8):
+   * The credential of `GET /api/v1/payments/{id}/status`. The document names only the payment_client_token,
+   * which a server sweep of old payments does not have; the merchant credentials are the fallback:
    * `'client-token-or-merchant'` (default) sends the payment client token when the caller has it,
    * otherwise the merchant credentials; `'merchant'` always the merchant credentials; `'client-token'`
    * only the client token (a call without one is refused, so the sweep cannot poll).
@@ -33,7 +35,7 @@ export interface PaymentsOptions {
 /** Which credential reads a payment's status; see `PaymentsOptions.statusAuth`. */
 export type StatusAuth = 'client-token-or-merchant' | 'merchant' | 'client-token';
 
-/** The statuses that end a payment by default: the names payment services commonly use (DESIGN.md decision 7). */
+/** The statuses that end a payment by default: the names payment services commonly use. */
 export const DEFAULT_TERMINAL_STATUSES = Object.freeze({
   confirmed: Object.freeze(['succeeded', 'confirmed', 'paid', 'captured']),
   failed: Object.freeze(['failed', 'declined', 'canceled', 'cancelled', 'expired']),

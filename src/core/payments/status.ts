@@ -87,7 +87,7 @@ export function toClientToken(value: unknown): Secret | undefined {
 
 /**
  * The Payment API document names only the payment_client_token for this call; the merchant credentials are
- * the fallback DESIGN.md decides on. A service that follows the document refuses them, with credentials that mint fine.
+ * the fallback for callers without it (a sweep). A service that follows the document refuses them, with credentials that mint fine.
  */
 const MERCHANT_STATUS_HINT = `The status call went with the merchant credentials, as no payment_client_token was given. ${MERCHANT_CREDENTIALS_HINT} If they mint tokens, this payment service accepts only the payment's payment_client_token on the status endpoint: pass { clientToken } (the page has it from the checkout), or set payments.statusAuth to 'client-token' and let webhooks settle the payments whose token the server never saw.`;
 

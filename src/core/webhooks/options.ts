@@ -6,7 +6,7 @@ import { MAX_TIMER_MS } from '../max-timer.js';
 export interface WebhookOptions {
   /** Largest accepted distance between X-Pay-Timestamp and this server's clock, both directions. Default 300; `false` switches the check off. */
   toleranceSeconds?: number | false | undefined;
-  /** Largest accepted body; a larger one is answered 413. Default 1 MiB (1,048,576 bytes). */
+  /** Largest accepted body; a larger one is answered 413. Default: createPay's `maxBodyBytes` (1 MiB unless set). */
   maxBodyBytes?: number | undefined;
   /**
    * How long a processed event id is remembered, so late retries are answered as duplicates. Default 3 days.
