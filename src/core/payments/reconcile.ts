@@ -1,6 +1,7 @@
 import type { HttpPolicy } from '../config.js';
 import { invalidInput, PayError, UpstreamError } from '../errors.js';
 import { MAX_TIMER_MS } from '../max-timer.js';
+import { sleep } from '../sleep.js';
 import type { LedgerEntry, LedgerSource } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import { recordPoll, type Ledger } from './ledger.js';
@@ -58,7 +59,7 @@ export interface ReconcileDeps {
 /** The shortest window a poll gets: a poll given no time is no poll. The first poll gets it even from a smaller budget; later ones only while it fits. */
 const MIN_POLL_MS = 200;
 
-export function toReconcileResult(paymentId: string, entry: LedgerEntry | undefined): ReconcileResult {
+function toReconcileResult(paymentId: string, entry: LedgerEntry | undefined): ReconcileResult {
   const result: ReconcileResult = {
     paymentId,
     status: entry?.status ?? null,
@@ -174,20 +175,4 @@ export async function recheckPayment(deps: Pick<ReconcileDeps, 'ledger' | 'poll'
 function warnOrderUnknown(logger: Logger, entry: LedgerEntry): void {
   logger.warn({ paymentId: entry.paymentId, status: entry.status },
     `payment ${entry.paymentId} is ${entry.status ?? 'of unknown status'}, but neither its status answer nor a webhook named its order (no order_id), so POST /widget-token cannot tell that order is being paid and would mint for it again. If the service's webhooks name the order under another field, read it with payments.extractPayment.`);
-}
-
-/** Resolves true after `ms`, or false as soon as the signal aborts. */
-function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve(false);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
