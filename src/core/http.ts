@@ -3,6 +3,7 @@ import { PayError, UpstreamError } from './errors.js';
 import { jsonSyntaxCause } from './json-syntax-cause.js';
 import { redactBytes } from './redact-bytes.js';
 import { parseRetryAfter } from './retry-after.js';
+import { sleep } from './sleep.js';
 import { BodyDecodingError } from './transport/decompress.js';
 import { fetchTransport } from './transport/fetch.js';
 import { ResponseTooLargeError } from './transport/limit.js';
@@ -78,14 +79,14 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
     if (attempt >= policy.maxRetries || wait === undefined || wait >= left || (call.idempotent === false && !unsent)) {
       if (response) return redactRefusal(response, call.secrets); // the caller sees the upstream's last answer, unchanged but for the call's secrets
       if (left <= 0 && failure.code !== 'UPSTREAM_TIMEOUT') {
-        throw new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not succeed within ${policy.totalTimeoutMs} ms.`, { cause: failure });
+        throw new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not succeed within ${policy.totalTimeoutMs} ms, retries included (the last failure is the cause). Check that the service is up and answering; raise http.totalTimeoutMs if it is only slow.`, { cause: failure });
       }
       throw failure;
     }
     // Debug: a retry that works is routine, and one that does not ends in an error its caller reports (during an
     // outage, one warning per retry of every call drowned the lines that say what was lost).
     logger?.debug({ service: call.service, route: where, attempt: attempt + 1, status: response?.status, code: failure.code, retryInMs: Math.round(wait) }, 'upstream call failed; retrying');
-    await sleep(wait, call.signal);
+    if (!(await sleep(wait, call.signal))) throw call.signal!.reason;
   }
 }
 
@@ -201,7 +202,7 @@ function toTransportError(error: unknown, call: UpstreamCall, where: string, att
     return invalidAnswer(call.service, `answered ${where} with something that is not HTTP (${parserError}). Check ${urlSetting(call.service)}: the port, and https:// for a TLS port.`, error, { notHttp: true });
   }
   const code = systemCode ? ` (${systemCode})` : '';
-  return new PayError('UPSTREAM_UNREACHABLE', `Could not reach the ${call.service} service at ${new URL(call.url).origin}${code}. Check the URL in the configuration and that the service is up.`, { cause: error });
+  return new PayError('UPSTREAM_UNREACHABLE', `Could not reach the ${call.service} service at ${new URL(call.url).origin}${code}. Check ${urlSetting(call.service)} and that the service is up.`, { cause: error });
 }
 
 /** Full-jitter exponential back-off, or the server's Retry-After when it sends one. Undefined: do not retry. */
@@ -213,22 +214,6 @@ function retryDelay(attempt: number, response: UpstreamResponse | undefined, pol
   }
   const ceiling = Math.min(policy.backoffMaxMs, policy.backoffBaseMs * 2 ** attempt);
   return Math.random() * ceiling;
-}
-
-/** Waits between attempts; an abort ends the wait at once, and a wait that ends leaves no listener on the (long-lived) signal. */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** A refusal of the credentials that were sent. */

@@ -106,9 +106,13 @@ export function optionsAnswer(router: Pick<Router, 'allowedMethods'>, path: stri
   return allowed.length === 0 ? null : { status: 204, headers: { allow: [...allowed, 'OPTIONS'].join(', ') }, body: '' };
 }
 
-/** The answer for a path under the mount point that is no route of ours (Next owns the whole catch-all). */
-export function routeNotFound(path: string, hint = ''): PayResponse {
-  return new PayError('NOT_FOUND', `No paywidget-server route at ${path}.${hint}`).toResponse();
+/**
+ * The answer for a path under the mount point that is no route of ours (Next owns the whole catch-all):
+ * `hint` says what to fix, else the routes there are listed.
+ */
+export function routeNotFound(path: string, routes: Router['routes'], hint?: string): PayResponse {
+  const fix = hint ?? ` Its routes, below the folder of the catch-all: ${routes.map((route) => `${route.method} ${route.path}`).join(', ')}.`;
+  return new PayError('NOT_FOUND', `No paywidget-server route at ${path}.${fix}`).toResponse();
 }
 
 function split(path: string): string[] {

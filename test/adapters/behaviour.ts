@@ -132,7 +132,7 @@ export function describeAdapter(adapter: AdapterCase): void {
     it('lets the authorize hook read a header the same way in every framework', async () => {
       const refused = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json', 'x-shop-session': 'revoked' }, body: '{}' });
       expect(refused.status).toBe(401);
-      expect(JSON.parse(refused.text).error.code).toBe('UNAUTHORIZED');
+      expect(JSON.parse(refused.text).error).toEqual({ code: 'UNAUTHORIZED', message: 'The authorize hook refused this request (it returned false): send the session or credentials it checks.' });
     });
 
     it('hands the hooks the framework’s own request as native (Express req, Koa ctx, a Fetch Request), for a session or a mount-path param', async () => {

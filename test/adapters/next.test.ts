@@ -222,7 +222,7 @@ describe.each([
   it('for the mount path itself (an optional catch-all [[...path]] holds nothing), says only that there is no route there', async () => {
     const response = await send(pay, '', {});
     expect(response.status).toBe(404);
-    expect(await errorOf(response)).toEqual({ code: 'NOT_FOUND', message: 'No paywidget-server route at /.' });
+    expect(await errorOf(response)).toEqual({ code: 'NOT_FOUND', message: 'No paywidget-server route at /. Its routes, below the folder of the catch-all: POST /widget-token, POST /webhooks, POST /payments/:paymentId/reconcile, GET /payments/:paymentId.' });
   });
 });
 

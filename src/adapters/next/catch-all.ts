@@ -33,6 +33,6 @@ export function notARoute(pay: Pay, method: string, params: Readonly<Record<stri
   // A catch-all's segments come as an array (a query string's repeated key too, which is rare enough here); a
   // string under `param` is a plain dynamic segment of the same name higher up (`[path]/pay/[...rest]`).
   const other = Array.isArray(segments) ? undefined : Object.keys(params).find((key) => key !== param && Array.isArray(params[key]));
-  if (other === undefined) return routeNotFound(path);
-  return routeNotFound(path, ` The catch-all segment is named '${other}', not '${param}': pass its name, ${factory}(pay, { param: ${JSON.stringify(other)} }).`);
+  if (other === undefined) return routeNotFound(path, pay.routes);
+  return routeNotFound(path, pay.routes, ` The catch-all segment is named '${other}', not '${param}': pass its name, ${factory}(pay, { param: ${JSON.stringify(other)} }).`);
 }

@@ -169,6 +169,7 @@ describe('mintWidgetToken against the sandbox', () => {
     expect(error.code).toBe('UPSTREAM_UNREACHABLE');
     expect(error.status).toBe(502);
     expect(error.message).toContain('ECONNREFUSED');
+    expect(error.message).toContain('Check PAY_API_URL (payment.apiUrl) and that the service is up.');
     expect(error.message).not.toContain('sk_unreachable_secret');
     expect(logger.lines.filter((line) => line.includes('"msg":"upstream call failed; retrying"'))).toHaveLength(2);
   });
