@@ -134,8 +134,8 @@ export function createPay(options: PayOptions = {}): Pay {
   const router = createRouter([
     widgetTokenRoute({ ...jsonRoutes, resolveCheckout, merchantResolveCheckout: options.resolveCheckout !== undefined, mint }),
     webhooks.route,
-    reconcileRoute({ ...jsonRoutes, reconcile: payments.reconcile, lookup: payments.get }),
-    paymentRoute({ ...jsonRoutes, reconcile: payments.reconcile, lookup: payments.get }),
+    reconcileRoute({ ...jsonRoutes, reconcile: payments.reconcile }),
+    paymentRoute({ ...jsonRoutes, lookup: payments.get }),
   ], logger);
 
   return {

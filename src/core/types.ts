@@ -10,8 +10,6 @@ export interface PayRequest {
   method: string;
   /** Path relative to where the app mounted the library, e.g. `/widget-token`. */
   path: string;
-  /** The query string, for your hooks (`resolveCheckout`, `authorize`); the library's routes read none. */
-  query?: URLSearchParams;
   /** The request headers; names are matched case-insensitively. */
   headers: HeaderInput;
   /** The body exactly as received. Required for webhooks; JSON routes may use `parsedBody` instead. */

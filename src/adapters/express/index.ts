@@ -5,7 +5,6 @@ import { handleNodeRequest, sendPayResponse } from '../node/index.js';
 
 const EXPRESS = { framework: 'express' } as const;
 
-
 /**
  * Express middleware for every route of the library, relative to where it is mounted:
  * `app.use('/pay', payMiddleware())`. Paths that are not ours call `next()`.

@@ -8,7 +8,7 @@ import { toEntityId } from './orders.js';
 import type { CommerceOrder } from './schemas.js';
 
 /** Magento states in which an order still waits for its payment. */
-export const PAYABLE_STATES: ReadonlySet<string> = new Set(['new', 'pending_payment']);
+const PAYABLE_STATES: ReadonlySet<string> = new Set(['new', 'pending_payment']);
 
 function notPayable(order: CommerceOrder, why: string, paymentId?: string): PayError {
   return new PayError('ORDER_NOT_PAYABLE', `Order ${order.increment_id} cannot be paid: ${why}.`, {
@@ -52,7 +52,7 @@ export interface PaymentsOfOrder extends Pick<Ledger, 'byOrder'> {
  * service says it still is failed: a confirmation outranks a failure (a bank payment approved after it
  * expired), and its webhook may have been lost.
  */
-export async function assertNoPaymentUnderway(payments: PaymentsOfOrder, order: CommerceOrder): Promise<void> {
+async function assertNoPaymentUnderway(payments: PaymentsOfOrder, order: CommerceOrder): Promise<void> {
   for (const listed of await entriesOfOrder(payments, order)) {
     const entry = listed.outcome === 'failed' ? ((await payments.recheck(listed.paymentId)) ?? listed) : listed;
     if (entry.outcome === 'confirmed') {

@@ -44,7 +44,7 @@ export const DEFAULT_PAGE_SIZE = 100;
  * A request ahead goes out only when a page is taken, so the ones in flight must cover the
  * platform's latency while a page is parsed and handed over: with 3, bench/order-sync ran 25% slower.
  */
-export const DEFAULT_PREFETCH = 6;
+const DEFAULT_PREFETCH = 6;
 
 /** One trip through the event loop, so requests just started reach the socket before a long parse. */
 const turn = () => new Promise<void>((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));

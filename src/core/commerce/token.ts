@@ -20,7 +20,7 @@ export interface AdminTokenDeps {
 const SHARED_REFRESH_POLL_MS = 50;
 
 /** Tokens are cached this much shorter than their lifetime: 5 minutes, or a tenth of a short lifetime. */
-export function tokenTtlMs(lifetimeMs: number): number {
+function tokenTtlMs(lifetimeMs: number): number {
   return lifetimeMs - Math.min(5 * 60_000, Math.floor(lifetimeMs / 10));
 }
 

@@ -111,7 +111,7 @@ export async function findOrderById(orders: Pick<Orders, 'search' | 'get'>, orde
 const DEFAULT_LOOKBEHIND_MS = 24 * 60 * 60_000;
 const PAID_STATES: ReadonlySet<string> = new Set(['processing', 'complete', 'closed']);
 
-export function defaultIsPaid(order: CommerceOrder): boolean {
+function defaultIsPaid(order: CommerceOrder): boolean {
   return (order.total_paid ?? 0) > 0 || PAID_STATES.has(order.state);
 }
 

@@ -6,8 +6,11 @@ import type { LedgerEntry } from '../stores/ledger-store.js';
 import { jsonResponse as json } from '../json-response.js';
 import { authorizedRequest, type JsonRouteDeps } from './widget-token.js';
 
-export interface PaymentRoutesDeps extends JsonRouteDeps {
+export interface ReconcileRouteDeps extends JsonRouteDeps {
   reconcile: (paymentId: string, options: ReconcileOptions) => Promise<ReconcileResult>;
+}
+
+export interface PaymentRouteDeps extends JsonRouteDeps {
   lookup: (paymentId: string) => Promise<LedgerEntry | undefined>;
 }
 
@@ -33,7 +36,7 @@ function clientTokenOf(body: unknown): string | undefined {
  * configured budget and answers `200 { payment_id, status, outcome, source, order_id?, amount?, currency? }`;
  * `outcome` is confirmed, failed or needs_reconciliation. The token is used, never echoed.
  */
-export function reconcileRoute(deps: PaymentRoutesDeps): Route {
+export function reconcileRoute(deps: ReconcileRouteDeps): Route {
   return {
     method: 'POST',
     path: '/payments/:paymentId/reconcile',
@@ -55,7 +58,7 @@ export function reconcileRoute(deps: PaymentRoutesDeps): Route {
  * `200 { payment_id, status, outcome, source, order_id?, amount?, currency?, first_seen_at, updated_at }`
  * (`outcome`: confirmed, failed or unresolved); 404 PAYMENT_NOT_FOUND when it knows nothing.
  */
-export function paymentRoute(deps: PaymentRoutesDeps): Route {
+export function paymentRoute(deps: PaymentRouteDeps): Route {
   return {
     method: 'GET',
     path: '/payments/:paymentId',

@@ -39,7 +39,7 @@ export interface WidgetTokenRouteDeps extends JsonRouteDeps {
    * True when resolveCheckout is the merchant's own hook, false when it is the library's (the commerce
    * platform's order resolver): what the hook throws is then blamed on the hook, not on the library.
    */
-  merchantResolveCheckout?: boolean;
+  merchantResolveCheckout: boolean;
   mint: (input: MintInput) => Promise<WidgetToken>;
 }
 
@@ -53,7 +53,7 @@ export function widgetTokenRoute(deps: WidgetTokenRouteDeps): Route {
       if (!deps.resolveCheckout) {
         throw new PayError('CHECKOUT_UNRESOLVED', 'POST /widget-token needs to know what the shopper owes: pass createPay({ resolveCheckout: (request) => ({ amount, currency, orderId }) }), reading the amount from your own records, never from the browser; or configure the commerce platform (COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD) and send { order_id }.');
       }
-      const checkout = await resolveCheckoutFor(deps.resolveCheckout, deps.merchantResolveCheckout ?? true, hookRequest);
+      const checkout = await resolveCheckoutFor(deps.resolveCheckout, deps.merchantResolveCheckout, hookRequest);
       const token = await deps.mint(checkout);
       return jsonResponse(200, { widget_token: token.widgetToken, expires_at: token.expiresAt.toISOString() });
     },
@@ -67,12 +67,12 @@ export function widgetTokenRoute(deps: WidgetTokenRouteDeps): Route {
  * router logs with the 5xx. An unusable answer is the hook's fault, not the browser's: 500
  * CHECKOUT_UNRESOLVED, not 400.
  */
-async function resolveCheckoutFor(resolveCheckout: ResolveCheckout, merchants: boolean, request: HookRequest): Promise<MintInput> {
+async function resolveCheckoutFor(resolveCheckout: ResolveCheckout, isMerchantHook: boolean, request: HookRequest): Promise<MintInput> {
   let checkout: MintInput;
   try {
     checkout = await resolveCheckout(request);
   } catch (error) {
-    throw checkoutFailure(error, merchants);
+    throw checkoutFailure(error, isMerchantHook);
   }
   try {
     return checkMintInput(checkout);
@@ -82,10 +82,10 @@ async function resolveCheckoutFor(resolveCheckout: ResolveCheckout, merchants: b
 }
 
 /** What the shopper is answered when resolveCheckout threw `error`. */
-function checkoutFailure(error: unknown, merchants: boolean): unknown {
+function checkoutFailure(error: unknown, isMerchantHook: boolean): unknown {
   // The library's own resolver failing unexpectedly stays the library's INTERNAL_ERROR.
-  if (!(error instanceof PayError)) return merchants ? hookThrew('resolveCheckout', error) : error;
-  if (merchants && isAmountConversionError(error)) {
+  if (!(error instanceof PayError)) return isMerchantHook ? hookThrew('resolveCheckout', error) : error;
+  if (isMerchantHook && isAmountConversionError(error)) {
     // toMinorUnits (or mintWidgetToken) refusing the amount or currency the hook took from the merchant's own records:
     // the hook's bug, which a 400 would blame on the browser and leave out of the log.
     return new PayError('CHECKOUT_UNRESOLVED', `resolveCheckout threw INVALID_INPUT converting the order's amount: ${error.message}. The amount and currency come from your own records, never from the browser: fix the values resolveCheckout passes to toMinorUnits.`, {
@@ -154,7 +154,7 @@ export async function authorizedRequest({ authorize, maxBodyBytes }: JsonRouteDe
     throw error instanceof PayError ? error : hookThrew('authorize', error);
   }
   if (verdict === true) return hookRequest;
-  if (!verdict) throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request.');
+  if (!verdict) throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request (it returned false): send the session or credentials it checks.');
   // A session object or a user id would let everyone in the day it is a non-empty string by mistake: say so, let no one in.
   throw new PayError('CONFIG_INVALID', `paywidget-server configuration: the authorize hook returned ${Array.isArray(verdict) ? 'an array' : typeof verdict === 'object' ? 'an object' : `a ${typeof verdict}`}; return true to let the request through, or false to refuse it (401).`, { details: { options: ['authorize'] } });
 }

@@ -125,4 +125,3 @@ export { WebhookVerificationError, WebhookHandlerError, type WebhookVerification
 export type { WebhookEvent, WebhookHandler, WebhookHandlerOf, WebhookErrorHandler, WebhookFailure } from './dispatch.js';
 export type { WebhookOptions } from './options.js';
 export type { VerifiedWebhook, VerifyInput } from './verify.js';
-export { selectHmac, type Hmac, type HmacFactory } from './hmac.js';

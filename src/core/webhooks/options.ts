@@ -61,7 +61,7 @@ const schema = z.object({
 });
 
 /** The payload's `type` field when it is a non-empty string. */
-export function defaultEventType(payload: unknown): string | undefined {
+function defaultEventType(payload: unknown): string | undefined {
   const type = typeof payload === 'object' && payload !== null ? (payload as { type?: unknown }).type : undefined;
   return typeof type === 'string' && type !== '' ? type : undefined;
 }

@@ -92,7 +92,7 @@ function accept(hmac: Hmac, policy: VerifyPolicy, body: SignedBody, timestampHea
 }
 
 /** The body as bytes or text, without copying; anything else (a parsed object) is refused with the framework fix. */
-export function toSignedBody(rawBody: unknown, maxBodyBytes: number): SignedBody {
+function toSignedBody(rawBody: unknown, maxBodyBytes: number): SignedBody {
   let body: SignedBody;
   if (typeof rawBody === 'string') {
     // UTF-8 takes 1 to 3 bytes per UTF-16 unit: count exactly only when the bounds disagree.
