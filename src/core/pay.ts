@@ -9,7 +9,8 @@ import { findOrderById, reconcileOrders, type OrderReconciliationReport, type Re
 import type { WidgetToken } from './payments/widget-token.js';
 import { createRouter, type Router } from './router.js';
 import { paymentRoute, reconcileRoute } from './routes/payments.js';
-import { widgetTokenRoute, type Authorize, type ResolveCheckout } from './routes/widget-token.js';
+import type { Authorize, ResolveCheckout } from './routes/hooks.js';
+import { widgetTokenRoute } from './routes/widget-token.js';
 import { consoleLogger, guardedLogger } from './logger.js';
 import type { Logger } from './types.js';
 import { MemoryClaimStore, MemoryLedgerStore, type StoreOptions } from './stores/index.js';

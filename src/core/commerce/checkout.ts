@@ -3,7 +3,7 @@ import { toMinorUnits } from '../money/index.js';
 import { entriesOfOrder, type Ledger } from '../payments/ledger.js';
 import type { LedgerEntry } from '../stores/ledger-store.js';
 import type { MintInput } from '../payments/mint.js';
-import type { ResolveCheckout } from '../routes/widget-token.js';
+import type { ResolveCheckout } from '../routes/hooks.js';
 import { toEntityId } from './orders.js';
 import type { CommerceOrder } from './schemas.js';
 

@@ -4,7 +4,7 @@ import { checkClientToken, checkPaymentId } from '../payments/status.js';
 import type { Route } from '../router.js';
 import type { LedgerEntry } from '../stores/ledger-store.js';
 import { jsonResponse as json } from '../json-response.js';
-import { authorizedRequest, type JsonRouteDeps } from './widget-token.js';
+import { authorizedRequest, type JsonRouteDeps } from './hooks.js';
 
 export interface ReconcileRouteDeps extends JsonRouteDeps {
   reconcile: (paymentId: string, options: ReconcileOptions) => Promise<ReconcileResult>;

@@ -1,8 +1,9 @@
+/** The payment routes (src/core/routes/payments.ts): POST /payments/:paymentId/reconcile and GET /payments/:paymentId. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HookRequest, Pay, PayResponse } from 'paywidget-server';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { captureLogger } from '../../helpers/capture-logger.js';
-import { bodyText, payByBank, payByCard, payFor, serve } from './helpers.js';
+import { bodyText, payByBank, payByCard, payFor, serve } from '../payments/helpers.js';
 
 let sb: Sandbox;
 const logger = captureLogger();
