@@ -1,3 +1,4 @@
+import { jsonTextResponse } from './json-response.js';
 import { parseRetryAfter } from './retry-after.js';
 import type { PayResponse } from './types.js';
 
@@ -53,7 +54,6 @@ export interface PayErrorOptions {
   status?: number;
 }
 
-const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
 /** Marks every PayError, whichever copy of the package made it (see `Symbol.hasInstance` below). */
 const PAY_ERROR = Symbol.for('paywidget-server.PayError');
 
@@ -88,11 +88,11 @@ export class PayError extends Error {
     this.details = options.details;
   }
 
-  /** The HTTP answer for this error: `{ error: { code, message } }`. */
+  /** The HTTP answer for this error: `{ error: { code, message, details? } }`, never cached (a 404 is cacheable by default). */
   toResponse(): PayResponse {
     const error: Record<string, unknown> = { code: this.code, message: this.message };
     if (this.details) error.details = this.details;
-    return { status: this.status, headers: { ...JSON_HEADERS }, body: JSON.stringify({ error }) };
+    return jsonTextResponse(this.status, JSON.stringify({ error }));
   }
 
   /** What `JSON.stringify` and loggers print: name, code, status, message and details (the cause stays out). */

@@ -156,6 +156,8 @@ describe('GET /payments/:paymentId', () => {
     const before = await call(pay, 'GET', `/payments/${paymentId}`);
     expect(before.status).toBe(404);
     expect(before.json.error.code).toBe('PAYMENT_NOT_FOUND');
+    // A 404 is cacheable by default: a cached one would hide the payment once it is known.
+    expect(before.headers['cache-control']).toBe('no-store');
     // The library may be mounted anywhere: the route it points to is named below that mount, not as a path of the site.
     expect((before.json.error as { message?: string }).message).toContain(`POST …/payments/${paymentId}/reconcile (under the path the library is mounted at)`);
 
