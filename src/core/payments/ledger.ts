@@ -40,7 +40,7 @@ export interface LedgerDeps {
 }
 
 function unavailable(cause: unknown): PayError {
-  return new PayError('STORE_UNAVAILABLE', 'The payment ledger store is unavailable, so the payment outcome could not be recorded or read. Check the store (e.g. Redis) connection.', { cause });
+  return new PayError('STORE_UNAVAILABLE', 'The payment ledger store failed, so the payment outcome could not be recorded or read. Check the store (e.g. Redis): its connection, or the error logged with this one, which names a key edited by hand.', { cause });
 }
 
 /** The ledger over its store: statuses classified by the configured terminal sets, store failures as STORE_UNAVAILABLE (503). */

@@ -1,6 +1,6 @@
 import { listsByUpdate, matchesQuery, type ForgetCondition, type LedgerEntry, type LedgerObservation, type LedgerOutcome, type LedgerQuery, type LedgerRecordResult, type LedgerSource, type LedgerStore } from '../../core/stores/ledger-store.js';
 import { asString, pairsToObject, type RedisCommands } from './client.js';
-import { HASHES, LEDGER_FORGET, LEDGER_RECORD } from './scripts.js';
+import { HASHES, LEDGER_DAMAGED, LEDGER_FORGET, LEDGER_RECORD } from './scripts.js';
 
 const OUTCOMES: readonly LedgerOutcome[] = ['unresolved', 'failed', 'confirmed'];
 /** Entries read per round trip while listing. */
@@ -14,8 +14,12 @@ function strings(reply: unknown): string[] {
   return items.map((item: unknown) => asString(item) ?? '');
 }
 
-function toEntry(fields: Record<string, string>): LedgerEntry | undefined {
-  if (fields.paymentId === undefined) return undefined;
+/** The entry of the hash at `key`; undefined when there is none. One edited by hand is refused, never read as absent (the mint guard would then charge again). */
+function toEntry(key: string, fields: Record<string, string>): LedgerEntry | undefined {
+  if (Object.keys(fields).length === 0) return undefined;
+  if (fields.paymentId === undefined || !OUTCOMES.includes(fields.outcome as LedgerOutcome) || !Number.isFinite(Number(fields.firstSeenAt)) || !Number.isFinite(Number(fields.updatedAt))) {
+    throw new Error(`ERR ${key}${LEDGER_DAMAGED}`);
+  }
   const entry: LedgerEntry = {
     paymentId: fields.paymentId,
     status: fields.status ?? null,
@@ -56,9 +60,10 @@ export class RedisLedgerStore implements LedgerStore {
     if (orderId !== undefined) keys.push(this.#order(orderId));
     const reply = await this.#redis.script(LEDGER_RECORD, keys, [paymentId, outcome, source, String(at), optional(status), optional(orderId), optional(amount), optional(currency)]);
     const [before, after, changed] = reply as [unknown, unknown, unknown];
-    const entry = toEntry(pairsToObject(after));
+    const key = this.#payment(paymentId);
+    const entry = toEntry(key, pairsToObject(after));
     if (!entry) throw new Error(`the ledger script answered no entry for payment ${paymentId}`);
-    return { entry, previous: toEntry(pairsToObject(before)), changed: Number(changed) === 1 };
+    return { entry, previous: toEntry(key, pairsToObject(before)), changed: Number(changed) === 1 };
   }
 
   async *list(query: LedgerQuery): AsyncIterable<LedgerEntry> {
@@ -98,8 +103,9 @@ export class RedisLedgerStore implements LedgerStore {
 
   async #entries(ids: readonly string[]): Promise<Array<LedgerEntry | undefined>> {
     if (ids.length === 0) return [];
-    const hashes = (await this.#redis.script(HASHES, ids.map((id) => this.#payment(id)), [])) as unknown[];
-    return hashes.map((hash) => toEntry(pairsToObject(hash)));
+    const keys = ids.map((id) => this.#payment(id));
+    const hashes = (await this.#redis.script(HASHES, keys, [])) as unknown[];
+    return hashes.map((hash, i) => toEntry(keys[i]!, pairsToObject(hash)));
   }
 
   /** The keys both ledger scripts start with: the payment's hash, then the outcome sets by first seen and by last change. */

@@ -106,6 +106,9 @@ for i, key in ipairs(KEYS) do out[i] = redis.call('HGETALL', key) end
 return out
 `);
 
+/** Completes "ERR <key>" when a ledger hash is not one the library wrote: what is wrong, and the fix. */
+export const LEDGER_DAMAGED = ' holds a payment ledger entry paywidget-server did not write (paymentId, outcome, source, firstSeenAt or updatedAt is missing or wrong): restore those fields, or delete the key to let the next webhook or poll record the payment again.';
+
 /**
  * The ledger's record rule (LedgerStore in src/core/stores/ledger-store.ts), applied atomically.
  * KEYS[1] the payment's hash; KEYS[2], KEYS[3], KEYS[4] the sorted sets of the unresolved, failed and
@@ -139,6 +142,10 @@ end
 local cur = {}
 for i = 1, #before, 2 do cur[before[i]] = before[i + 1] end
 local incoming, stored = rank[outcome], rank[cur.outcome]
+-- A hash edited by hand would fail below as "compare nil with number", which names neither key nor fix.
+if stored == nil or cur.paymentId == nil or tonumber(cur.updatedAt) == nil or tonumber(cur.firstSeenAt) == nil then
+  return redis.error_reply('ERR ' .. KEYS[1] .. ${JSON.stringify(LEDGER_DAMAGED)})
+end
 local later = tonumber(at) >= tonumber(cur.updatedAt)
 local changed = incoming > stored or (incoming == 0 and stored == 0 and status ~= nil and status ~= cur.status and later)
 local set = {}

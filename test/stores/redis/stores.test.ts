@@ -67,6 +67,22 @@ for (const [name, client] of clients) {
       expect(await fresh(client).stores.checkpoints.get('orders')).toBeUndefined();
     });
 
+    it('refuses a ledger entry edited by hand, naming its key and the fix, instead of failing on nil or reading it as absent', async () => {
+      const { stores, prefix } = fresh(client);
+      const at = Date.now();
+      await stores.ledger.record({ paymentId: 'p1', status: 'succeeded', outcome: 'confirmed', source: 'webhook', at, orderId: 'o1', amount: undefined, currency: undefined });
+      const key = `${prefix}ledger:pay:p1`;
+      const fix = 'holds a payment ledger entry paywidget-server did not write (paymentId, outcome, source, firstSeenAt or updatedAt is missing or wrong): restore those fields, or delete the key';
+      await ioredis.hdel(key, 'outcome');
+      // Recording failed inside the script on a nil, naming neither key nor fix.
+      await expect(stores.ledger.record({ paymentId: 'p1', status: 'succeeded', outcome: 'confirmed', source: 'poll', at, orderId: undefined, amount: undefined, currency: undefined })).rejects.toThrow(`${key} ${fix}`);
+      // Read as absent, a confirmed payment let the mint guard charge the order again.
+      await ioredis.hset(key, 'outcome', 'confirmed');
+      await ioredis.hdel(key, 'paymentId');
+      await expect(stores.ledger.get('p1')).rejects.toThrow(`${key} ${fix}`);
+      await expect(stores.ledger.byOrder('o1')).rejects.toThrow(fix);
+    });
+
     it('checkpoint locks: `checkpoint-lock:<name>`, expiring with the hold', async () => {
       const { stores, prefix } = fresh(client);
       const token = await stores.checkpoints.acquireLock('orders', 30_000);
