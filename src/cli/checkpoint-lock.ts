@@ -25,8 +25,8 @@ const MISSED_HEARTBEATS = 6;
  * naming the run that holds it: written whole to a file of its own, then hard-linked into place, which
  * fails while another run holds it, so a lock is never seen empty or half-written. A lock left by a run
  * that died (on this host: its pid is gone, or is this very process, or it predates the last boot) is
- * taken over. So is one whose run stopped touching it (its heartbeat): the only sign of life that
- * reaches a run on another host, such as a container restarted under a new hostname on a shared volume.
+ * taken over. So is one from another host whose run stopped touching it (its heartbeat): the only sign of
+ * life that reaches across hosts, such as to a container restarted under a new hostname on a shared volume.
  * Written by hand rather than with a lock library: a hard link, a pid check and a touch are all it
  * needs, where proper-lockfile would bring three packages.
  * Resolves to the release, which stops the heartbeat and removes the lock only while it is still this run's.
@@ -131,12 +131,13 @@ async function touch(path: string): Promise<void> {
 }
 
 /**
- * A lock whose run has not touched it for several heartbeats: the run is gone, on whatever host. Compares
+ * A lock from another host whose run has not touched it for several heartbeats: the run is gone. Compares
  * the writer's clock (it sets the mtime) with ours, so hosts sharing a volume must agree within a minute.
  * Locks of earlier versions carry no heartbeat and are never taken for silent.
  */
 async function isSilent(path: string, owner: LockOwner): Promise<boolean> {
-  if (!(Number.isSafeInteger(owner.heartbeatMs) && owner.heartbeatMs! > 0)) return false;
+  // On this host the pid says for sure: a run paused for a while (Ctrl-Z, a debugger) still holds its lock.
+  if (owner.host === hostname() || !(Number.isSafeInteger(owner.heartbeatMs) && owner.heartbeatMs! > 0)) return false;
   const info = await stat(path).catch(() => undefined);
   return info !== undefined && Date.now() - info.mtimeMs > owner.heartbeatMs! * MISSED_HEARTBEATS;
 }
