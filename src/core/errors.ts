@@ -139,7 +139,8 @@ export class UpstreamError extends PayError {
   }
 
   override toResponse(): PayResponse {
-    const headers: Record<string, string> = {};
+    // The upstream's status and body as they are; never cached, like every answer of the library.
+    const headers: Record<string, string> = { 'cache-control': 'no-store' };
     if (this.contentType) headers['content-type'] = this.contentType;
     if (this.retryAfter) headers['retry-after'] = this.retryAfter;
     return { status: this.status, headers, body: this.#body };

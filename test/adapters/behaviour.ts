@@ -169,6 +169,7 @@ export function describeAdapter(adapter: AdapterCase): void {
       const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{}' });
       expect(response.status).toBe(403);
       expect(response.headers.get('content-type')).toBe('application/vnd.pay+json');
+      expect(response.headers.get('cache-control')).toBe('no-store'); // a 403 or 404 is cacheable by default
       expect(response.text).toBe(body);
     });
 
