@@ -24,11 +24,14 @@ export class BackgroundWrites {
       .catch(() => undefined)
       .finally(() => this.#running.delete(run));
     this.#running.add(run);
+    // Such as Next's after() called outside a request: the write goes on, only unprotected from a freeze.
+    const refused = (error: unknown) => this.logger.warn({ err: error }, 'webhooks.waitUntil threw; the claim write goes on without it, and a function frozen before it lands may let a duplicate delivery run the event again');
     try {
-      this.waitUntil?.(run);
+      // Typed to return nothing, but an async function fits that type: its rejection must not go unhandled.
+      const kept: unknown = this.waitUntil?.(run);
+      if (typeof (kept as PromiseLike<unknown> | undefined)?.then === 'function') (kept as PromiseLike<unknown>).then(undefined, refused);
     } catch (error) {
-      // Such as Next's after() called outside a request: the write goes on, only unprotected from a freeze.
-      this.logger.warn({ err: error }, 'webhooks.waitUntil threw; the claim write goes on without it, and a function frozen before it lands may let a duplicate delivery run the event again');
+      refused(error);
     }
   }
 

@@ -6,6 +6,7 @@ import { createPay, MemoryClaimStore } from 'paywidget-server';
 import { signWebhook } from 'paywidget-server/testing';
 import { describe, expect, it } from 'vitest';
 import { captureLogger } from '../../helpers/capture-logger.js';
+import { recordUnhandledRejections } from '../../helpers/unhandled-rejections.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -101,6 +102,17 @@ describe('webhooks.waitUntil (serverless functions, frozen once they answer)', (
     await pay.drain();
     expect(claims.calls).toBe(2);
     expect(logger.text()).toContain('webhooks.waitUntil threw; the claim write goes on without it');
+    // An async waitUntil that rejects is caught too: unhandled, it would end the process.
+    const escapes = recordUnhandledRejections();
+    const asyncLogger = captureLogger();
+    const asyncClaims = new CompleteFailsOnce();
+    const asyncPay = createPay(options(asyncClaims, async () => { throw new Error('after() was called outside a request scope'); }, asyncLogger));
+    asyncPay.webhooks.onAny(() => {});
+    const again = signWebhook({ payload: { id: 'evt_after_async', type: 'payment.failed', data: {} }, secret: 'whsec_wait' });
+    expect((await asyncPay.handle({ method: 'POST', path: '/webhooks', headers: again.headers, rawBody: again.body }))?.status).toBe(200);
+    await asyncPay.drain();
+    expect(await escapes.escaped()).toEqual([]);
+    expect(asyncLogger.text()).toContain('webhooks.waitUntil threw; the claim write goes on without it');
     expect(() => createPay(options(new MemoryClaimStore(), 'waitUntil'))).toThrow("webhooks.waitUntil must be a function (work: Promise) => void, such as waitUntil from '@vercel/functions'");
   });
 });
