@@ -86,6 +86,8 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
   const concurrency = options.concurrency ?? 4;
   if (!Number.isFinite(olderThanMs) || olderThanMs < 0) throw invalidInput('olderThanMs', `olderThanMs must be a number of milliseconds, 0 or more (got ${String(olderThanMs)}).`);
   if (!Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > 64) throw invalidInput('concurrency', `concurrency must be an integer from 1 to 64 (got ${String(concurrency)}).`);
+  // Checked before any poll: failing on the first change would lose it (the ledger holds it, no later sweep reports it).
+  if (options.onChange !== undefined && typeof options.onChange !== 'function') throw invalidInput('onChange', 'onChange must be a function (change) => unknown, called with each change the sweep finds.');
 
   const report: SweepReport = { checked: 0, changed: [], unresolved: [], errors: [], forgotten: [], complete: false };
   const entries = deps.ledger.list({ outcome: 'unresolved', firstSeenTo: deps.now() - olderThanMs })[Symbol.asyncIterator]();
