@@ -101,7 +101,6 @@ export function createPay(options: PayOptions = {}): Pay {
   checkOptionKeys(options);
   checkOptionTypes(options);
   const config = resolveConfig(options);
-  claimStores(options.stores, { merchantId: config.payment?.merchantId, commerceUrl: config.commerce?.url });
   const maxBodyBytes = bodyLimit(options.maxBodyBytes);
   const logger = guardedLogger(options.logger ?? consoleLogger);
   const now = options.now ?? Date.now;
@@ -139,6 +138,8 @@ export function createPay(options: PayOptions = {}): Pay {
     paymentRoute({ ...jsonRoutes, lookup: payments.get }),
   ], logger);
 
+  // Last, once nothing else can throw: an instance that fails to build must not tie the stores to its merchant.
+  claimStores(options.stores, { merchantId: config.payment?.merchantId, commerceUrl: config.commerce?.url });
   return {
     config,
     maxBodyBytes: Math.max(maxBodyBytes, webhooks.maxBodyBytes),

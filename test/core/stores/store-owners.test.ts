@@ -20,6 +20,12 @@ describe('stores shared between Pay instances', () => {
     expect(error.message).toContain('for another merchant (m1)');
   });
 
+  it('ties no stores to an instance that failed to build (a mistyped merchant id with a bad option)', () => {
+    const ledger = new MemoryLedgerStore();
+    expect(thrown(() => createPay(merchant('m-typo', { stores: { ledger }, webhooks: { leaseMs: -1 } })), 'a bad lease').code).toBe('CONFIG_INVALID');
+    expect(() => createPay(merchant('m-real', { stores: { ledger } }))).not.toThrow();
+  });
+
   it('still refuses a second merchant when the first instance on the stores named none (built without secrets at `next build`)', () => {
     const ledger = new MemoryLedgerStore();
     createPay({ env: {}, payment: { webhookSecret: 'w' }, stores: { ledger } });
