@@ -10,6 +10,11 @@ export interface PayRequest {
   method: string;
   /** Path relative to where the app mounted the library, e.g. `/widget-token`. */
   path: string;
+  /**
+   * The query string, for your hooks, when your own adapter passes it; the library's routes read none, and
+   * its adapters do not set it: read the query from `native` (`req.query`, `ctx.query`, `request.url`).
+   */
+  query?: URLSearchParams;
   /** The request headers; names are matched case-insensitively. */
   headers: HeaderInput;
   /** The body exactly as received. Required for webhooks; JSON routes may use `parsedBody` instead. */

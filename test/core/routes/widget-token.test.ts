@@ -86,6 +86,15 @@ describe('a merchant hook that throws an ordinary error', () => {
     }
   });
 
+  it('hands the hooks the query string a custom adapter passes (PayRequest.query)', async () => {
+    const pay = createPay({ env: {}, payment, logger: captureLogger(), resolveCheckout: (request) => {
+      throw new PayError('ORDER_NOT_FOUND', `No order ${request.query?.get('order') ?? '(none)'}.`);
+    } });
+    const answer = await pay.handle({ method: 'POST', path: '/widget-token', headers: {}, rawBody: '{}', query: new URLSearchParams('order=7') });
+    expect(answer?.status).toBe(404);
+    expect(JSON.parse(answer!.body as string)).toEqual({ error: { code: 'ORDER_NOT_FOUND', message: 'No order 7.' } });
+  });
+
   it('passes a PayError the hooks throw on purpose through unchanged, unlogged', async () => {
     const cases: Array<[PayOptions, number, string, string]> = [
       [{ resolveCheckout: () => { throw new PayError('ORDER_NOT_FOUND', 'No order o-1.'); } }, 404, 'ORDER_NOT_FOUND', 'No order o-1.'],
