@@ -16,7 +16,7 @@ interface LockOwner {
 
 /** How often a run touches its lock's mtime, so a run elsewhere can tell it is alive. */
 const HEARTBEAT_MS = 10_000;
-/** Missed heartbeats after which a lock is a dead run's, whatever host wrote it. */
+/** Missed heartbeats after which a lock from another host is a dead run's (on this host, the pid decides). */
 const MISSED_HEARTBEATS = 6;
 
 /**

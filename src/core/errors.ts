@@ -1,4 +1,4 @@
-import { jsonTextResponse } from './json-response.js';
+import { jsonTextResponse, NO_STORE } from './json-response.js';
 import { parseRetryAfter } from './retry-after.js';
 import type { PayResponse } from './types.js';
 
@@ -140,7 +140,7 @@ export class UpstreamError extends PayError {
 
   override toResponse(): PayResponse {
     // The upstream's status and body as they are; never cached, like every answer of the library.
-    const headers: Record<string, string> = { 'cache-control': 'no-store' };
+    const headers: Record<string, string> = { 'cache-control': NO_STORE };
     if (this.contentType) headers['content-type'] = this.contentType;
     if (this.retryAfter) headers['retry-after'] = this.retryAfter;
     return { status: this.status, headers, body: this.#body };

@@ -1,7 +1,7 @@
 import type { PayResponse } from './types.js';
 
 /** Tokens and payment states must never be served again from a cache. */
-const NO_STORE = 'no-store';
+export const NO_STORE = 'no-store';
 
 /** A route's JSON answer. */
 export function jsonResponse(status: number, body: unknown): PayResponse {
