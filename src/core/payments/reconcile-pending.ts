@@ -132,9 +132,11 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
       report.unresolved.push(paymentId);
     }
   };
+  /** No new payment is started once the caller stops the sweep, the service asks to wait, or a store or onChange fails. */
+  const stopped = () => options.signal?.aborted || storeFailure !== undefined || onChangeFailure !== undefined || report.retryAfterMs !== undefined;
   const worker = async () => {
     // Async generators queue concurrent next() calls, so the workers share one listing.
-    while (!options.signal?.aborted && storeFailure === undefined && onChangeFailure === undefined && report.retryAfterMs === undefined) {
+    while (!stopped()) {
       let next: IteratorResult<LedgerEntry>;
       try {
         next = await entries.next();
@@ -142,9 +144,9 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
         storeFailure ??= error;
         return;
       }
-      // Another worker may have been told to wait while this one waited for the listing.
+      // Another worker may have been stopped while this one waited for the listing.
       if (next.done) report.complete = true;
-      if (next.done || options.signal?.aborted || onChangeFailure !== undefined || report.retryAfterMs !== undefined) return;
+      if (next.done || stopped()) return;
       await sweepOne(next.value);
     }
   };

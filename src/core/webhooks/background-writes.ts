@@ -11,12 +11,14 @@ export class BackgroundWrites {
   readonly #running = new Set<Promise<void>>();
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
   #draining = 0;
+  readonly #waitUntil: ((work: Promise<unknown>) => void) | undefined;
+  readonly #logger: Logger;
 
   /** `waitUntil`: a serverless platform's keep-alive, told of each write (webhooks.waitUntil). */
-  constructor(
-    private readonly waitUntil: ((work: Promise<unknown>) => void) | undefined,
-    private readonly logger: Logger,
-  ) {}
+  constructor(waitUntil: ((work: Promise<unknown>) => void) | undefined, logger: Logger) {
+    this.#waitUntil = waitUntil;
+    this.#logger = logger;
+  }
 
   /** Runs `work` in the background, waiting only through `wait`. It handles its own errors. */
   start(work: (wait: Wait) => Promise<void>): void {
@@ -24,11 +26,15 @@ export class BackgroundWrites {
       .catch(() => undefined)
       .finally(() => this.#running.delete(run));
     this.#running.add(run);
-    // Such as Next's after() called outside a request: the write goes on, only unprotected from a freeze.
-    const refused = (error: unknown) => this.logger.warn({ err: error }, 'webhooks.waitUntil threw; the claim write goes on without it, and a function frozen before it lands may let a duplicate delivery run the event again');
+    if (this.#waitUntil) this.#keepAlive(this.#waitUntil, run);
+  }
+
+  /** Hands `run` to the platform's keep-alive; one that fails (Next's after() outside a request) only loses that protection. */
+  #keepAlive(waitUntil: (work: Promise<unknown>) => void, run: Promise<void>): void {
+    const refused = (error: unknown) => this.#logger.warn({ err: error }, 'webhooks.waitUntil threw; the claim write goes on without it, and a function frozen before it lands may let a duplicate delivery run the event again');
     try {
       // Typed to return nothing, but an async function fits that type: its rejection must not go unhandled.
-      const kept: unknown = this.waitUntil?.(run);
+      const kept: unknown = waitUntil(run);
       if (typeof (kept as PromiseLike<unknown> | undefined)?.then === 'function') (kept as PromiseLike<unknown>).then(undefined, refused);
     } catch (error) {
       refused(error);
