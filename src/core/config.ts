@@ -182,7 +182,7 @@ export interface ResolvedConfig {
 export function resolveConfig(options: ConfigOptions = {}): ResolvedConfig {
   const fromEnv = envReader(options);
 
-  const payment = parse('payment', paymentSchema, {
+  const payment = parseSection('payment', paymentSchema, {
     apiUrl: options.payment?.apiUrl ?? fromEnv('PAY_API_URL'),
     merchantId: options.payment?.merchantId ?? fromEnv('PAY_MERCHANT_ID'),
     apiKey: options.payment?.apiKey ?? fromEnv('PAY_MERCHANT_API_KEY'),
@@ -263,26 +263,28 @@ export function resolveCommerceConfig(options: ConfigOptions = {}): { commerce: 
   };
   const commerceMissing = COMMERCE_REQUIRED.filter((k) => input[k] === undefined).map((k) => `commerce.${k}`);
   // What is there is checked now, whatever is missing (a malformed URL is a mistake either way).
-  const parsed = parse('commerce', commerceSchema.partial({ url: true, username: true, password: true }), input);
+  const parsed = parseSection('commerce', commerceSchema.partial({ url: true, username: true, password: true }), input);
   return {
     commerce: commerceMissing.length === 0 ? { ...parsed, url: parsed.url!.replace(/\/+$/, ''), username: parsed.username!, password: new Secret(parsed.password!) } : undefined,
     commerceMissing,
-    http: parse('http', httpSchema, options.http ?? {}),
+    http: parseSection('http', httpSchema, options.http ?? {}),
   };
 }
 
-function parse<S extends z.ZodType>(section: string, schema: S, input: unknown): z.output<S> {
+/** One section of the options checked against its schema, or CONFIG_INVALID naming each option at fault (and its variable). */
+export function parseSection<S extends z.ZodType>(section: string, schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  // Messages name the option and its variable but never echo the value: it may be a secret.
-  const problems = result.error.issues.map((issue) => {
-    const option = [section, ...issue.path.map(String)].join('.');
-    const envName = ENV_NAMES[option.replace(/\.\d+$/, '')];
-    const where = envName ? `${option} (environment variable ${envName})` : option;
-    return `${where} ${issue.message}`;
+  throw configInvalid(section, result.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })));
+}
+
+/** CONFIG_INVALID for problems found in one section; messages name the option and its variable but never echo the value (it may be a secret). */
+export function configInvalid(section: string, problems: ReadonlyArray<{ path: string; message: string }>): PayError {
+  const options = problems.map((p) => (p.path === '' ? section : `${section}.${p.path}`));
+  const described = problems.map((p, i) => {
+    const envName = ENV_NAMES[options[i]!.replace(/\.\d+$/, '')];
+    return `${envName ? `${options[i]} (environment variable ${envName})` : options[i]} ${p.message}`;
   });
-  const fix = problems.some((p) => p.includes('environment variable')) ? ` ${PASS_OR_SET_VARIABLE}` : '';
-  throw new PayError('CONFIG_INVALID', `paywidget-server configuration: ${problems.join('; ')}.${fix}`, {
-    details: { options: result.error.issues.map((i) => [section, ...i.path.map(String)].join('.')) },
-  });
+  const fix = described.some((p) => p.includes('environment variable')) ? ` ${PASS_OR_SET_VARIABLE}` : '';
+  return new PayError('CONFIG_INVALID', `paywidget-server configuration: ${described.join('; ')}.${fix}`, { details: { options } });
 }

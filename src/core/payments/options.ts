@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PayError } from '../errors.js';
+import { configInvalid, parseSection } from '../config.js';
 import { MAX_TIMER_MS } from '../max-timer.js';
 import { defaultExtractPayment, type ExtractPayment } from './extract.js';
 
@@ -68,14 +68,12 @@ const schema = z.object({
 
 /** Validates `payments` options once, at creation; throws CONFIG_INVALID naming the option. */
 export function resolvePaymentsOptions(options: PaymentsOptions = {}): PaymentsPolicy {
-  const result = schema.safeParse(options);
-  if (!result.success) throw configInvalid(result.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })));
-  const { terminalStatuses, statusAuth, pollBudgetMs, pollIntervalMs, pollMaxIntervalMs, extractPayment } = result.data;
+  const { terminalStatuses, statusAuth, pollBudgetMs, pollIntervalMs, pollMaxIntervalMs, extractPayment } = parseSection('payments', schema, options);
   const confirmed = new Set((terminalStatuses?.confirmed ?? DEFAULT_TERMINAL_STATUSES.confirmed).map((s) => s.toLowerCase()));
   const failed = new Set((terminalStatuses?.failed ?? DEFAULT_TERMINAL_STATUSES.failed).map((s) => s.toLowerCase()));
   const both = [...confirmed].filter((s) => failed.has(s));
   if (both.length > 0) {
-    throw configInvalid([{ path: 'terminalStatuses', message: `names ${both.map((s) => `'${s}'`).join(', ')} both confirmed and failed` }]);
+    throw configInvalid('payments', [{ path: 'terminalStatuses', message: `names ${both.map((s) => `'${s}'`).join(', ')} both confirmed and failed` }]);
   }
   return {
     classify: (status) => {
@@ -89,9 +87,4 @@ export function resolvePaymentsOptions(options: PaymentsOptions = {}): PaymentsP
     pollMaxIntervalMs: Math.max(pollIntervalMs, pollMaxIntervalMs),
     extractPayment: extractPayment ?? defaultExtractPayment,
   };
-}
-
-function configInvalid(problems: Array<{ path: string; message: string }>): PayError {
-  const text = problems.map((p) => `payments.${p.path} ${p.message}`).join('; ');
-  return new PayError('CONFIG_INVALID', `paywidget-server configuration: ${text}.`, { details: { options: problems.map((p) => `payments.${p.path}`) } });
 }

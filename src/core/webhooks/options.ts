@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PayError } from '../errors.js';
+import { parseSection } from '../config.js';
 import { MAX_TIMER_MS } from '../max-timer.js';
 
 /** `createPay({ webhooks })`: how deliveries to `POST /webhooks` are verified and deduplicated. */
@@ -68,14 +68,7 @@ function defaultEventType(payload: unknown): string | undefined {
 
 /** Validates `webhooks` options once, at creation; throws CONFIG_INVALID naming the option. */
 export function resolveWebhookOptions(options: WebhookOptions = {}): WebhookPolicy {
-  const result = schema.safeParse(options);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => `webhooks.${issue.path.map(String).join('.')} ${issue.message}`);
-    throw new PayError('CONFIG_INVALID', `paywidget-server configuration: ${problems.join('; ')}.`, {
-      details: { options: result.error.issues.map((i) => `webhooks.${i.path.map(String).join('.')}`) },
-    });
-  }
-  const { toleranceSeconds, maxBodyBytes, retentionMs, leaseMs, eventType, waitUntil } = result.data;
+  const { toleranceSeconds, maxBodyBytes, retentionMs, leaseMs, eventType, waitUntil } = parseSection('webhooks', schema, options);
   // A signature is accepted while now is within ±tolerance of its timestamp: a window of 2 × tolerance
   // from the first sighting at worst. Without a tolerance, remember it as long as event ids.
   // Never shorter than a lease, or a replay under a new event id would pass while the original still runs.
