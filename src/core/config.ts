@@ -95,8 +95,8 @@ const withoutCredentials = (value: string) => {
 const url = z
   .url({ protocol: /^https?$/, ...required('an http(s) URL such as https://pay.example.com') })
   .refine(withoutCredentials, 'must not carry a user name or password (user:password@): the library sends its own credentials');
-// Node clamps a longer timer to 1 ms, which would time every call out at once.
-const positiveMs = z.number(required('a whole number of milliseconds, such as 5000 (not "5s")'))
+// Node fires a longer timer after 1 ms: a time-out would end every call at once, a pause would spin.
+export const positiveMs = z.number(required('a whole number of milliseconds, such as 5000 (not "5s")'))
   .int('must be a whole number of milliseconds')
   .positive('must be more than 0 ms')
   .max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days), the longest timer Node keeps`);

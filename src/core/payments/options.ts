@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { configInvalid, parseSection } from '../config.js';
-import { MAX_TIMER_MS } from '../max-timer.js';
+import { configInvalid, parseSection, positiveMs } from '../config.js';
 import { defaultExtractPayment, type ExtractPayment } from './extract.js';
 
 /**
@@ -54,15 +53,13 @@ export interface PaymentsPolicy {
 }
 
 const ms = z.custom<number>((v) => Number.isSafeInteger(v) && (v as number) >= 0, 'must be a whole number of milliseconds, 0 or more');
-// A pause is one timer: Node fires a longer one after 1 ms, which would poll in a tight loop.
-const timerMs = z.custom<number>((v) => Number.isSafeInteger(v) && (v as number) > 0 && (v as number) <= MAX_TIMER_MS, `must be a positive whole number of milliseconds, at most ${MAX_TIMER_MS} (about 24.8 days, the longest timer Node keeps)`);
 const statusList = z.array(z.string().trim().min(1, 'must not contain an empty status'));
 const schema = z.object({
   terminalStatuses: z.strictObject({ confirmed: statusList.optional(), failed: statusList.optional() }).optional(),
   statusAuth: z.enum(['client-token-or-merchant', 'merchant', 'client-token']).default('client-token-or-merchant'),
   pollBudgetMs: ms.default(10_000),
-  pollIntervalMs: timerMs.default(250),
-  pollMaxIntervalMs: timerMs.default(4_000),
+  pollIntervalMs: positiveMs.default(250),
+  pollMaxIntervalMs: positiveMs.default(4_000),
   extractPayment: z.custom<ExtractPayment>((v) => typeof v === 'function', 'must be a function (payload) => { paymentId, status } | undefined').optional(),
 });
 

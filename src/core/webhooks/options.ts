@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { parseSection } from '../config.js';
-import { MAX_TIMER_MS } from '../max-timer.js';
+import { parseSection, positiveMs } from '../config.js';
 
 /** `createPay({ webhooks })`: how deliveries to `POST /webhooks` are verified and deduplicated. */
 export interface WebhookOptions {
@@ -55,7 +54,7 @@ const schema = z.object({
   maxBodyBytes: positiveInt('bytes').default(1024 * 1024),
   retentionMs: positiveInt('milliseconds').default(3 * DAY_MS),
   // A running delivery renews its lease on a timer every lease/3, which Node fires after 1 ms past its longest delay.
-  leaseMs: z.custom<number>((v) => Number.isSafeInteger(v) && (v as number) > 0 && (v as number) <= MAX_TIMER_MS, `must be a positive whole number of milliseconds up to ${MAX_TIMER_MS} (about 24.8 days, the longest timer Node runs)`).default(15_000),
+  leaseMs: positiveMs.default(15_000),
   eventType: z.custom<(payload: unknown) => string | undefined>((v) => typeof v === 'function', 'must be a function (payload) => string | undefined').optional(),
   waitUntil: z.custom<(work: Promise<unknown>) => void>((v) => typeof v === 'function', "must be a function (work: Promise) => void, such as waitUntil from '@vercel/functions'").optional(),
 });

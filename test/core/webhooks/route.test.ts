@@ -354,7 +354,7 @@ describe('webhook options are validated at creation', () => {
     [{ retentionMs: 1.5 }, /webhooks\.retentionMs must be a positive whole number/],
     [{ leaseMs: -1 }, /webhooks\.leaseMs/],
     // Renewed every lease/3: past Node's longest timer, that timer would fire every millisecond.
-    [{ leaseMs: 3 * 2 ** 31 }, /webhooks\.leaseMs must be a positive whole number of milliseconds up to 2147483647 \(about 24\.8 days/],
+    [{ leaseMs: 3 * 2 ** 31 }, /webhooks\.leaseMs must be at most 2147483647 ms \(about 24\.8 days\), the longest timer Node keeps/],
     // Twice that, in ms, is past what Redis takes as an expiry: every delivery would be answered 503.
     [{ toleranceSeconds: 1e16 }, /webhooks\.toleranceSeconds must be a positive number of seconds up to 2592000 \(30 days\)/],
     [{ eventType: 'type' }, /webhooks\.eventType must be a function/],
