@@ -86,6 +86,13 @@ function withoutArguments(error: unknown): unknown {
   return error;
 }
 
+/** A WRONGTYPE reply names no key: this one names the keys the command touched, and the fix. */
+function namingKeys(error: unknown, keys: readonly string[]): unknown {
+  if (!(error instanceof Error) || !error.message.startsWith('WRONGTYPE')) return error;
+  const which = keys.length === 1 ? `The Redis key ${keys[0]} holds` : `One of the Redis keys ${keys.join(', ')} holds`;
+  return new Error(`${which} another kind of value than paywidget-server keeps there (WRONGTYPE): something else writes under this prefix. Give redisStores a prefix of its own (redisStores(redis, { prefix: 'myshop:paywidget:' })), or delete the key if it is left over.`, { cause: error });
+}
+
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
@@ -108,7 +115,10 @@ export class RedisCommands {
   }
 
   command(args: string[], onLate?: (reply: unknown) => void): Promise<unknown> {
-    return this.#deadline(this.#send(args), onLate);
+    const reply = this.#send(args).catch((error: unknown) => {
+      throw namingKeys(error, args.slice(1, 2));
+    });
+    return this.#deadline(reply, onLate);
   }
 
   script(script: Script, keys: readonly string[], args: readonly string[], onLate?: (reply: unknown) => void): Promise<unknown> {
@@ -116,6 +126,8 @@ export class RedisCommands {
     const run = this.#send(['EVALSHA', script.sha, ...tail]).catch((error: unknown) => {
       if (isNoScript(error)) return this.#send(['EVAL', script.source, ...tail]);
       throw error;
+    }).catch((error: unknown) => {
+      throw namingKeys(error, keys);
     });
     return this.#deadline(run, onLate);
   }

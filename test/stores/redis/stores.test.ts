@@ -83,6 +83,19 @@ for (const [name, client] of clients) {
       await expect(stores.ledger.byOrder('o1')).rejects.toThrow(fix);
     });
 
+    it('a key of another type under the prefix (WRONGTYPE) is refused naming the key and the fix', async () => {
+      const { stores, prefix } = fresh(client);
+      const fix = 'holds another kind of value than paywidget-server keeps there (WRONGTYPE): something else writes under this prefix. Give redisStores a prefix of its own';
+      await ioredis.hset(`${prefix}checkpoint:orders`, 'lastEntityId', '10');
+      await expect(stores.checkpoints.get('orders')).rejects.toThrow(`The Redis key ${prefix}checkpoint:orders ${fix}`);
+      await ioredis.set(`${prefix}ledger:order:o1`, 'not a set');
+      await expect(stores.ledger.byOrder('o1')).rejects.toThrow(`The Redis key ${prefix}ledger:order:o1 ${fix}`);
+      // Inside a script: every key it touches is named.
+      await ioredis.hset(`${prefix}checkpoint-lock:orders`, 'token', 'x');
+      await expect(stores.checkpoints.acquireLock('orders', 1_000)).rejects.toThrow(`${prefix}checkpoint-lock:orders`);
+      await expect(stores.checkpoints.acquireLock('orders', 1_000)).rejects.toThrow(fix);
+    });
+
     it('checkpoint locks: `checkpoint-lock:<name>`, expiring with the hold', async () => {
       const { stores, prefix } = fresh(client);
       const token = await stores.checkpoints.acquireLock('orders', 30_000);
