@@ -2,7 +2,6 @@ import { DONE, type ClaimResult, type ClaimStore } from '../../core/stores/claim
 import { ms, type RedisCommands } from './client.js';
 import { BIND, CLAIM, COMPLETE, RELEASE, REPLACE_OWN } from './scripts.js';
 
-
 /**
  * Claims in Redis, one key per claim (`<prefix>claim:<key>`): `SET key token NX PX lease` takes it;
  * renewing and releasing are compare-and-set scripts, so an instance never extends or frees a claim
@@ -28,6 +27,9 @@ export class RedisClaimStore implements ClaimStore {
     };
     const reply = Number(await this.#redis.script(CLAIM, [redisKey], [token, ms(leaseMs), DONE], giveBack));
     if (reply === 1) return { state: 'claimed', token };
+    if (reply === 3) {
+      throw new Error(`The Redis key ${redisKey} holds a value paywidget-server did not write, with no expiry (its claims always expire), so this delivery could never run. Delete the key to let it run, or SET it to done (SET ${redisKey} done PX <ms>) if the event was handled by hand.`);
+    }
     return reply === 2 ? { state: 'done' } : { state: 'in_progress' };
   }
 

@@ -15,16 +15,18 @@ import { Script } from './client.js';
 const WRITE_FIRST = `redis.call('PEXPIRE', KEYS[1], ARGV[3])`;
 
 /**
- * Claim: `SET key token NX PX lease`. 1 claimed; 2 the key is done; 0 someone holds it.
- * The key holding our own token is ours too: a client that resends a command after a dropped
- * connection (ioredis does by default) would otherwise find the claim its first send took, and wait
- * out a lease nobody holds. KEYS[1] key; ARGV[1] token, ARGV[2] lease (ms), ARGV[3] the done marker.
+ * Claim: `SET key token NX PX lease`. 1 claimed; 2 the key is done; 0 someone holds it; 3 a value
+ * that is neither, with no expiry: no instance wrote it (every lease expires), and it would hold the
+ * event as in progress for ever. The key holding our own token is ours too: a client that resends a
+ * command after a dropped connection (ioredis does by default) would otherwise find the claim its first
+ * send took, and wait out a lease nobody holds. KEYS[1] key; ARGV[1] token, ARGV[2] lease (ms), ARGV[3] the done marker.
  */
 export const CLAIM = new Script(`
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
 local held = redis.call('GET', KEYS[1])
 if held == ARGV[1] then return 1 end
 if held == ARGV[3] then return 2 end
+if redis.call('PTTL', KEYS[1]) == -1 then return 3 end
 return 0
 `);
 

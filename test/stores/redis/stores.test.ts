@@ -96,6 +96,17 @@ for (const [name, client] of clients) {
       await expect(stores.checkpoints.acquireLock('orders', 1_000)).rejects.toThrow(fix);
     });
 
+    it('a claim key holding a value no instance writes, with no expiry, is refused naming the key instead of counting as in progress for ever', async () => {
+      const { stores, prefix } = fresh(client);
+      await ioredis.set(`${prefix}claim:evt:e1`, 'someone');
+      await expect(stores.claims.claim('evt:e1', 15_000)).rejects.toThrow(`The Redis key ${prefix}claim:evt:e1 holds a value paywidget-server did not write, with no expiry (its claims always expire), so this delivery could never run. Delete the key`);
+      // With an expiry it may be another instance's lease: in progress until it runs out.
+      await ioredis.pexpire(`${prefix}claim:evt:e1`, 60_000);
+      expect(await stores.claims.claim('evt:e1', 15_000)).toEqual({ state: 'in_progress' });
+      await ioredis.set(`${prefix}claim:evt:e1`, 'done');
+      expect(await stores.claims.claim('evt:e1', 15_000)).toEqual({ state: 'done' });
+    });
+
     it('checkpoint locks: `checkpoint-lock:<name>`, expiring with the hold', async () => {
       const { stores, prefix } = fresh(client);
       const token = await stores.checkpoints.acquireLock('orders', 30_000);
