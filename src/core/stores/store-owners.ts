@@ -32,8 +32,11 @@ export function claimStores(stores: StoreOptions | undefined, owner: StoreOwner)
       owners.set(keyspace, { merchantId: first?.merchantId ?? owner.merchantId, commerceUrl: first?.commerceUrl ?? owner.commerceUrl });
       continue;
     }
-    throw new PayError('CONFIG_INVALID', `paywidget-server configuration: stores.${name} is already used in this process by a Pay instance for another ${other} (${other === 'merchant' ? first!.merchantId : first!.commerceUrl}). Their payments, webhook event ids and order numbers would mix (one shop's order refused as paid by the other's payment): give each its own stores, with redisStores(redis, { prefix: 'paywidget:<shop>:' }) or new in-memory stores. The stores stay tied to the first until the process restarts (restart a dev server after changing the merchant id).`, {
-      details: { options: [`stores.${name}`] },
+    const prefix = (keyspace as { prefix?: unknown }).prefix;
+    const where = typeof prefix === 'string' ? ` (Redis prefix '${prefix}')` : '';
+    const [theirs, ours] = other === 'merchant' ? [first!.merchantId, owner.merchantId] : [first!.commerceUrl, owner.commerceUrl];
+    throw new PayError('CONFIG_INVALID', `paywidget-server configuration: stores.${name}${where} is already used in this process by a Pay instance for ${other} ${theirs}; this one is for ${ours}. Their payments, webhook event ids and order numbers would mix (one shop's order refused as paid by the other's payment): give each its own stores, with redisStores(redis, { prefix: 'paywidget:<shop>:' }) or new in-memory stores. The stores stay tied to the first until the process restarts (restart a dev server after changing the merchant id).`, {
+      details: { options: [`stores.${name}`], ...(typeof prefix === 'string' ? { prefix } : {}) },
     });
   }
 }

@@ -15,6 +15,7 @@ import { RedisAdminTokenStore } from './admin-token-store.js';
 import { RedisCheckpointStore } from './checkpoint-store.js';
 import { RedisClaimStore } from './claim-store.js';
 import { isClusterClient, RedisCommands, type RedisClientLike } from './client.js';
+import { keyspaceOf } from './keyspace.js';
 import { RedisLedgerStore } from './ledger-store.js';
 
 export interface RedisStoresOptions {
@@ -72,21 +73,11 @@ export function redisStores(client: RedisClientLike, options: RedisStoresOptions
     adminTokens: new RedisAdminTokenStore(redis, prefix),
     checkpoints: new RedisCheckpointStore(redis, prefix),
   };
-  // Two calls with one client and prefix make stores of one keyspace: createPay refuses it to two merchants.
+  // Two calls with one client (or two clients of one server and database) and one prefix make stores of one
+  // keyspace: createPay refuses it to two merchants.
   const keyspace = keyspaceOf(client, prefix);
   for (const store of Object.values(stores)) Object.defineProperty(store, STORE_KEYSPACE, { value: keyspace });
   return stores;
-}
-
-const keyspaces = new WeakMap<RedisClientLike, Map<string, object>>();
-
-/** One object per client and prefix. */
-function keyspaceOf(client: RedisClientLike, prefix: string): object {
-  let byPrefix = keyspaces.get(client);
-  if (!byPrefix) keyspaces.set(client, (byPrefix = new Map()));
-  let keyspace = byPrefix.get(prefix);
-  if (!keyspace) byPrefix.set(prefix, (keyspace = { prefix }));
-  return keyspace;
 }
 
 export { RedisClaimStore } from './claim-store.js';

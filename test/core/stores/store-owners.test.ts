@@ -17,7 +17,7 @@ describe('stores shared between Pay instances', () => {
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.details).toEqual({ options: ['stores.ledger'] });
     expect(error.message).toContain("redisStores(redis, { prefix: 'paywidget:<shop>:' })");
-    expect(error.message).toContain('for another merchant (m1)');
+    expect(error.message).toContain('stores.ledger is already used in this process by a Pay instance for merchant m1; this one is for m2.');
   });
 
   it('ties no stores to an instance that failed to build (a mistyped merchant id with a bad option)', () => {

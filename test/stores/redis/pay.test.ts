@@ -120,6 +120,10 @@ describe('two merchants on one Redis', () => {
     }
     expect(refused).toMatchObject({ code: 'CONFIG_INVALID', details: { options: ['stores.claims'] } });
 
+    // A tenant built with a Redis client of its own, on the same server, database and prefix: the same keys too.
+    const ownClient = await client();
+    expect(() => merchant('shop_b', redisStores(ownClient, { prefix: shared }))).toThrow(`stores.claims (Redis prefix '${shared}') is already used in this process by a Pay instance for merchant shop_a; this one is for shop_b.`);
+
     const a = merchant('shop_a', redisStores(redis, { prefix: `${runPrefix}${randomUUID()}:` }));
     const b = merchant('shop_b', redisStores(redis, { prefix: `${runPrefix}${randomUUID()}:` }));
     const ran: string[] = [];

@@ -1,0 +1,35 @@
+/** Which clients and prefixes write to one keyspace: told from the client's options, never by connecting. */
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import { describe, expect, it } from 'vitest';
+import { keyspaceOf } from '../../../src/stores/redis/keyspace.js';
+
+const ioredis = (options: ConstructorParameters<typeof Redis>[0]) => new Redis(options as never, { lazyConnect: true });
+
+describe('keyspaceOf', () => {
+  it('is one keyspace for clients of one server and database, from either client library, whatever the loopback name', () => {
+    const one = keyspaceOf(ioredis('redis://127.0.0.1:6400/0'), 'p:');
+    expect(keyspaceOf(ioredis({ port: 6400 }), 'p:')).toBe(one);
+    expect(keyspaceOf(createClient({ url: 'redis://localhost:6400' }), 'p:')).toBe(one);
+    expect(keyspaceOf(createClient({ socket: { port: 6400 } }), 'p:')).toBe(one);
+    expect(keyspaceOf(createClient({ url: 'redis://localhost:6400/3' }), 'p:')).toBe(keyspaceOf(ioredis({ port: 6400, db: 3 }), 'p:'));
+  });
+
+  it('is another keyspace for another prefix, database, port or host', () => {
+    const one = keyspaceOf(ioredis({ port: 6401 }), 'p:');
+    expect(keyspaceOf(ioredis({ port: 6401 }), 'q:')).not.toBe(one);
+    expect(keyspaceOf(ioredis({ port: 6401, db: 1 }), 'p:')).not.toBe(one);
+    expect(keyspaceOf(ioredis({ port: 6402 }), 'p:')).not.toBe(one);
+    expect(keyspaceOf(ioredis({ port: 6401, host: 'redis.internal' }), 'p:')).not.toBe(one);
+  });
+
+  it('stands for the client alone where the server cannot be told (a Sentinel setup, an unknown client)', () => {
+    const sentinel = () => ioredis({ sentinels: [{ host: '127.0.0.1', port: 26379 }], name: 'main' });
+    const a = sentinel();
+    expect(keyspaceOf(a, 'p:')).toBe(keyspaceOf(a, 'p:'));
+    expect(keyspaceOf(sentinel(), 'p:')).not.toBe(keyspaceOf(a, 'p:'));
+    const custom = { call: async () => null };
+    expect(keyspaceOf(custom, 'p:')).toBe(keyspaceOf(custom, 'p:'));
+    expect(keyspaceOf({ call: async () => null }, 'p:')).not.toBe(keyspaceOf(custom, 'p:'));
+  });
+});
