@@ -1,10 +1,10 @@
 /** Which clients and prefixes write to one keyspace: told from the client's options, never by connecting. */
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { createClient } from 'redis';
 import { describe, expect, it } from 'vitest';
 import { keyspaceOf } from '../../../src/stores/redis/keyspace.js';
 
-const ioredis = (options: ConstructorParameters<typeof Redis>[0]) => new Redis(options as never, { lazyConnect: true });
+const ioredis = (options: string | RedisOptions) => (typeof options === 'string' ? new Redis(options, { lazyConnect: true }) : new Redis({ ...options, lazyConnect: true }));
 
 describe('keyspaceOf', () => {
   it('is one keyspace for clients of one server and database, from either client library, whatever the loopback name', () => {
