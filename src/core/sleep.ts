@@ -1,3 +1,5 @@
+import { allowManyListeners } from './abort-listeners.js';
+
 /**
  * Resolves true after `ms`, or false as soon as the signal aborts. A wait that ends leaves no listener on the
  * (often long-lived) signal. Written here rather than with node:timers/promises, which the edge runtime lacks.
@@ -13,6 +15,9 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
       signal?.removeEventListener('abort', onAbort);
       resolve(true);
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal) {
+      allowManyListeners(signal);
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
   });
 }

@@ -1,4 +1,4 @@
-import { builtinModuleLoader } from '../builtin-module.js';
+import { allowManyListeners } from '../abort-listeners.js';
 import { invalidInput, PayError } from '../errors.js';
 import type { UpstreamResponse } from '../http.js';
 import type { Logger } from '../types.js';
@@ -70,7 +70,7 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
   const controller = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
   // Each request in flight listens on it: past 10, Node would warn of a leak that is not one.
-  allowListeners(signal, prefetch + 4);
+  allowManyListeners(signal);
   const request = (after: number, size: number) => buildSearch({ ...filter, afterEntityId: after }, size, 1);
 
   /** Every match at or below `cursor` has been handed over. */
@@ -216,12 +216,6 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
  */
 function holdsTheRest(answer: CommerceSearchResult): boolean {
   return answer.items.length === 0 || answer.items.length >= answer.total_count;
-}
-
-/** Raises Node's listener-leak warning threshold on a signal; nothing to do where there is no node:events (edge). */
-function allowListeners(signal: AbortSignal, count: number): void {
-  const events = builtinModuleLoader()?.('node:events') as { setMaxListeners?: (n: number, ...targets: EventTarget[]) => void } | undefined;
-  events?.setMaxListeners?.(count, signal);
 }
 
 /** The first answer, alone: it tells the total and, through a 400, any page-size cap (then kept). */

@@ -1,3 +1,4 @@
+import { allowManyListeners } from '../abort-listeners.js';
 import type { CommerceConfig, HttpPolicy } from '../config.js';
 import { PayError } from '../errors.js';
 import { callUpstream } from '../http.js';
@@ -88,6 +89,7 @@ export class AdminTokens {
         if (this.#inflight === flight) this.#inflight = undefined;
         flight.controller.abort();
       };
+      allowManyListeners(signal);
       signal.addEventListener('abort', leave, { once: true });
       flight.promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', leave));
     });

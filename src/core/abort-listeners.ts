@@ -1,0 +1,20 @@
+import { builtinModuleLoader } from './builtin-module.js';
+
+type NodeEvents = {
+  defaultMaxListeners: number;
+  getMaxListeners(target: EventTarget): number;
+  setMaxListeners(n: number, ...targets: EventTarget[]): void;
+};
+
+let events: NodeEvents | undefined | null = null;
+
+/**
+ * Raises Node's listener-leak warning limit on a signal, as fetch does for the signals it is given: one
+ * signal shared by many calls in flight (a shutdown signal, a sweep's workers) is no leak, and Node 20 would
+ * warn past 10 listeners. A limit its owner set is kept. Nothing to do where there is no node:events (edge).
+ */
+export function allowManyListeners(signal: AbortSignal): void {
+  if (events === null) events = builtinModuleLoader()?.('node:events') as NodeEvents | undefined;
+  if (typeof events?.getMaxListeners !== 'function' || typeof events.setMaxListeners !== 'function') return;
+  if (events.getMaxListeners(signal) === events.defaultMaxListeners) events.setMaxListeners(1500, signal);
+}
