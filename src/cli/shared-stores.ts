@@ -16,7 +16,8 @@ export async function sharedStores(env: Record<string, string | undefined>): Pro
     return { stores: directory === undefined ? undefined : { adminTokens: new LoginRefusalFile(join(directory, 'login-refusals.json')) }, close: async () => {} };
   }
   const [{ Redis }, { redisStores }] = await Promise.all([importIoredis(), import('../stores/redis/index.js')]);
-  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true });
+  // disconnectTimeout 0: after a failed connect, ioredis would wait 2 s for a close the socket already had.
+  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, disconnectTimeout: 0 });
   // Failures reach the command through its rejected calls; unheard, each reconnect attempt would print.
   // The last one is kept: a failed connect only says "Connection is closed", not why (WRONGPASS, ECONNREFUSED).
   let lastError: Error | undefined;
