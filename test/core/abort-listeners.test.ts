@@ -2,6 +2,7 @@
  * One caller's signal shared by many calls in flight (a shutdown signal) is no leak: like fetch, the library
  * raises Node's listener-leak warning limit on it, so Node 20 does not warn past 10 listeners.
  */
+import { EventEmitter } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from 'paywidget-server/sandbox';
 import { sleep } from '../../src/core/sleep.js';
@@ -44,10 +45,9 @@ describe('a signal shared by many calls in flight', () => {
   it('waits between retries: no listener-leak warning; a limit the signal\'s owner set is kept', async () => {
     const shutdown = new AbortController();
     expect(await leakWarnings(() => Promise.all(range(1, 20).map(() => sleep(5, shutdown.signal))))).toEqual([]);
-    const { getMaxListeners, setMaxListeners } = await import('node:events');
     const owned = new AbortController();
-    setMaxListeners(3, owned.signal);
+    EventEmitter.setMaxListeners(3, owned.signal);
     await sleep(1, owned.signal);
-    expect(getMaxListeners(owned.signal)).toBe(3);
+    expect(EventEmitter.getMaxListeners(owned.signal)).toBe(3);
   });
 });
