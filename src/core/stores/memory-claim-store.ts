@@ -17,26 +17,22 @@ export interface MemoryClaimStoreOptions {
  * balancer need a shared store (Redis) or each may process the same event once.
  */
 export class MemoryClaimStore implements ClaimStore {
-  readonly #options: MemoryClaimStoreOptions;
-  #lru: LRUCache<string, string> | undefined;
+  readonly #cache: LRUCache<string, string>;
   /** Lease tokens only need to differ within this store, so a counter does (a random UUID costs ~2 µs). */
   #leases = 0;
 
   constructor(options: MemoryClaimStoreOptions = {}) {
-    this.#options = { ...options };
-  }
-
-  /** Made on first use: lru-cache allocates its bounded arrays up front, and an app may never receive a webhook. */
-  get #cache(): LRUCache<string, string> {
-    if (this.#lru) return this.#lru;
-    const now = this.#options.now ?? Date.now;
-    return (this.#lru = new LRUCache<string, string>({
-      max: this.#options.maxEntries ?? 100_000,
+    const now = options.now ?? Date.now;
+    this.#cache = new LRUCache<string, string>({
+      // A size of 1 each rather than `max`: with `max`, lru-cache allocates arrays for every entry up front
+      // (4 MB at the default), a cost each Pay instance of a host with many merchants paid on its first webhook.
+      maxSize: options.maxEntries ?? 100_000,
+      sizeCalculation: () => 1,
       // lru-cache treats a start time of 0 as "no TTL"; the offset keeps a test clock at 0 honest.
       perf: { now: () => now() + 1 },
       // Read the clock on every check instead of caching it behind a 1 ms timer.
       ttlResolution: 0,
-    }));
+    });
   }
 
   async claim(key: string, leaseMs: number): Promise<ClaimResult> {

@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { MemoryClaimStore } from 'paywidget-server';
 import { claimStoreContract } from './claim-store-contract.js';
@@ -22,6 +24,20 @@ describe('MemoryClaimStore', () => {
     expect(store.size).toBe(3);
     expect((await store.claim('a', 60_000)).state).toBe('claimed');
     expect(await store.claim('d', 60_000)).toEqual({ state: 'in_progress' });
+  });
+
+  it('costs memory for the keys it holds, not for maxEntries: a host with a Pay instance per merchant pays little for each', async () => {
+    // In a process of its own with --expose-gc, so the figure is this store's alone.
+    const script = `
+      import { MemoryClaimStore } from './src/index.ts';
+      const used = () => { globalThis.gc(); const m = process.memoryUsage(); return m.heapUsed + m.arrayBuffers; };
+      const before = used();
+      const stores = [];
+      for (let i = 0; i < 100; i++) { const store = new MemoryClaimStore(); await store.claim('evt:1', 15000); stores.push(store); }
+      console.log(Math.round((used() - before) / stores.length));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: new URL('../../..', import.meta.url), timeout: 20_000 });
+    // With lru-cache's `max`, each held arrays for all 100,000 entries from its first claim: about 4 MB.
+    expect(Number(stdout)).toBeLessThan(100_000);
   });
 
   it('counts only live keys', async () => {
