@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryAdminTokenStore } from 'paywidget-server';
 import type { Sandbox } from 'paywidget-server/sandbox';
+import { captureLogger } from '../../helpers/capture-logger.js';
 import { collect, commerceSandbox, payFor, rejection } from './helpers.js';
 
 let sb: Sandbox | undefined;
@@ -76,12 +77,15 @@ describe('admin token', () => {
 
   it('is never retried after the platform refuses the login', async () => {
     sb = await commerceSandbox({ orders: 5 });
-    const pay = payFor(sb, { commerce: { password: 'wrong-password' } });
+    const logger = captureLogger();
+    const pay = payFor(sb, { commerce: { password: 'wrong-password' }, logger });
     const error = await rejection(pay.orders.get(1));
     expect(error.code).toBe('COMMERCE_AUTH_FAILED');
     expect(error.status).toBe(502);
     expect(error.message).toContain('The account sign-in was incorrect');
-    expect(error.message).toContain(`'${sb.commerceUsername}'`);
+    // Which shop and which user: a host with an instance per shop, and one logger, tells them apart.
+    expect(error.message).toContain(`The commerce platform at ${sb.commerceUrl} refused the admin login of '${sb.commerceUsername}'`);
+    expect(logger.lines.map((line) => JSON.parse(line) as unknown)).toContainEqual(expect.objectContaining({ level: 'warn', url: sb.commerceUrl, username: sb.commerceUsername }));
     expect(sb.commerce.stats().tokenRequests).toBe(1);
   });
 
