@@ -8,7 +8,9 @@ const byClient = new WeakMap<object, Map<string, object>>();
 
 export function keyspaceOf(client: object, prefix: string): object {
   const server = serverOf(client);
-  if (server !== undefined) return once(byServer, `${server} ${prefix}`, prefix);
+  // ioredis puts its own keyPrefix option before every key: clients with different ones write apart.
+  const keyPrefix = (client as { options?: { keyPrefix?: unknown } }).options?.keyPrefix;
+  if (server !== undefined) return once(byServer, `${server} ${typeof keyPrefix === 'string' ? keyPrefix : ''}${prefix}`, prefix);
   let byPrefix = byClient.get(client);
   if (!byPrefix) byClient.set(client, (byPrefix = new Map()));
   return once(byPrefix, prefix, prefix);

@@ -21,6 +21,9 @@ describe('keyspaceOf', () => {
     expect(keyspaceOf(ioredis({ port: 6401, db: 1 }), 'p:')).not.toBe(one);
     expect(keyspaceOf(ioredis({ port: 6402 }), 'p:')).not.toBe(one);
     expect(keyspaceOf(ioredis({ port: 6401, host: 'redis.internal' }), 'p:')).not.toBe(one);
+    // ioredis's keyPrefix comes before every key: one client per shop, each with its own, writes apart.
+    expect(keyspaceOf(ioredis({ port: 6401, keyPrefix: 'shop_a:' }), 'p:')).not.toBe(keyspaceOf(ioredis({ port: 6401, keyPrefix: 'shop_b:' }), 'p:'));
+    expect(keyspaceOf(ioredis({ port: 6401, keyPrefix: 'shop_a:' }), 'p:')).toBe(keyspaceOf(ioredis({ port: 6401, keyPrefix: 'shop_a:' }), 'p:'));
   });
 
   it('stands for the client alone where the server cannot be told (a Sentinel setup, an unknown client)', () => {
