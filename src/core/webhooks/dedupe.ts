@@ -72,7 +72,7 @@ async function storeCall<T>(deps: DedupeDeps, eventId: string, call: () => Promi
     return await call();
   } catch (error) {
     deps.logger.error({ err: error, eventId }, 'webhook claim store failed');
-    throw loggedWhereItArose(new PayError('STORE_UNAVAILABLE', 'The webhook claim store is unavailable, so the delivery cannot be deduplicated safely; the sender will retry it. Check the store (e.g. Redis) connection.', { cause: error }));
+    throw loggedWhereItArose(new PayError('STORE_UNAVAILABLE', 'The webhook claim store is unavailable, so the delivery cannot be deduplicated safely; the sender will retry it. Check the store (e.g. Redis): its connection, or the error logged with this one, which names a key it refused.', { cause: error }));
   }
 }
 
