@@ -111,7 +111,9 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   for (let attempt = 0; ; attempt++) {
     retryAfter = 0;
     const window = Math.max(MIN_POLL_MS, deadline - performance.now());
-    const policy = budgetMs === 0 ? {} : { totalTimeoutMs: Math.min(deps.http.totalTimeoutMs, window), attemptTimeoutMs: Math.min(deps.http.attemptTimeoutMs, window) };
+    // The loop is the retry, with its own back-off: retried inside callUpstream too, each poll of a failing
+    // service became three calls (22 a request over the default budget, for any made-up payment id).
+    const policy = budgetMs === 0 ? {} : { maxRetries: 0, totalTimeoutMs: Math.min(deps.http.totalTimeoutMs, window), attemptTimeoutMs: Math.min(deps.http.attemptTimeoutMs, window) };
     try {
       polls += 1;
       const status = await deps.poll(paymentId, { clientToken, signal: options.signal }, policy);
