@@ -61,8 +61,8 @@ export async function authorizedRequest({ authorize, maxBodyBytes }: JsonRouteDe
   let body: { value: unknown } | undefined;
   const hookRequest: HookRequest = {
     ...request,
-    // Parsed when first read, not before authorize: a request it refuses costs no parse (a deeply nested
-    // body of a megabyte takes V8 over 100 ms). A body that cannot be read throws its 400/413/415 there.
+    // Parsed when first read, after authorize at the latest: a request it refuses costs no parse (a deeply
+    // nested body of a megabyte takes V8 over 100 ms). A body that cannot be read throws its 400/413/415 there.
     get body() {
       body ??= { value: readJsonBody(request, maxBodyBytes) };
       return body.value;
@@ -73,7 +73,12 @@ export async function authorizedRequest({ authorize, maxBodyBytes }: JsonRouteDe
       return request.signal;
     },
   };
-  if (!authorize) return hookRequest;
+  // Once let through, a body that is not JSON is refused (400) whether or not a hook reads it: a client's bug, not ignored.
+  const parsed = () => {
+    void hookRequest.body;
+    return hookRequest;
+  };
+  if (!authorize) return parsed();
   let verdict: unknown;
   try {
     verdict = await authorize(hookRequest);
@@ -81,7 +86,7 @@ export async function authorizedRequest({ authorize, maxBodyBytes }: JsonRouteDe
     // A PayError the hook throws on purpose (UNAUTHORIZED, or a code of the merchant's choosing) answers as it is.
     throw error instanceof PayError ? error : hookThrew('authorize', error);
   }
-  if (verdict === true) return hookRequest;
+  if (verdict === true) return parsed();
   if (!verdict) throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request (it returned false): send the session or credentials it checks.');
   // A session object or a user id would let everyone in the day it is a non-empty string by mistake: say so, let no one in.
   throw new PayError('CONFIG_INVALID', `paywidget-server configuration: the authorize hook returned ${Array.isArray(verdict) ? 'an array' : typeof verdict === 'object' ? 'an object' : `a ${typeof verdict}`}; return true to let the request through, or false to refuse it (401).`, { details: { options: ['authorize'] } });
