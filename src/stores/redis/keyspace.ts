@@ -1,3 +1,5 @@
+import { isClusterClient } from './client.js';
+
 /**
  * Which keyspace a client and prefix write to, as one object, so that createPay can refuse one keyspace
  * to two merchants. Two clients on one server and database (a tenant built lazily with a client of its
@@ -8,8 +10,8 @@ const byClient = new WeakMap<object, Map<string, object>>();
 
 export function keyspaceOf(client: object, prefix: string): object {
   const server = serverOf(client);
-  // ioredis puts its own keyPrefix option before every key: clients with different ones write apart.
-  const keyPrefix = (client as { options?: { keyPrefix?: unknown } }).options?.keyPrefix;
+  // ioredis puts its own keyPrefix option before every key: what counts is where the keys really start.
+  const keyPrefix = (client as { options?: ClientOptions }).options?.keyPrefix;
   if (server !== undefined) return once(byServer, `${server} ${typeof keyPrefix === 'string' ? keyPrefix : ''}${prefix}`, prefix);
   let byPrefix = byClient.get(client);
   if (!byPrefix) byClient.set(client, (byPrefix = new Map()));
@@ -29,7 +31,7 @@ interface ClientOptions {
   db?: unknown;
   database?: unknown;
   sentinels?: unknown;
-  name?: unknown;
+  keyPrefix?: unknown;
   socket?: { host?: unknown; port?: unknown; path?: unknown };
 }
 
@@ -40,7 +42,7 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1']);
  * a Cluster, a Sentinel setup or anything else, which then stands for itself.
  */
 function serverOf(client: object): string | undefined {
-  if ((client as { isCluster?: unknown }).isCluster === true || 'masters' in client) return undefined;
+  if (isClusterClient(client)) return undefined;
   const options = (client as { options?: ClientOptions }).options;
   if (typeof options !== 'object' || options === null || (options.sentinels !== undefined && options.sentinels !== null)) return undefined;
   const socket = 'socket' in options || 'database' in options ? (options.socket ?? {}) : options; // node-redis keeps them under socket

@@ -24,6 +24,8 @@ describe('keyspaceOf', () => {
     // ioredis's keyPrefix comes before every key: one client per shop, each with its own, writes apart.
     expect(keyspaceOf(ioredis({ port: 6401, keyPrefix: 'shop_a:' }), 'p:')).not.toBe(keyspaceOf(ioredis({ port: 6401, keyPrefix: 'shop_b:' }), 'p:'));
     expect(keyspaceOf(ioredis({ port: 6401, keyPrefix: 'shop_a:' }), 'p:')).toBe(keyspaceOf(ioredis({ port: 6401, keyPrefix: 'shop_a:' }), 'p:'));
+    // Where the keys really start counts: 'shop_' + 'a:p:' writes where 'shop_a:' + 'p:' does.
+    expect(keyspaceOf(ioredis({ port: 6401, keyPrefix: 'shop_' }), 'a:p:')).toBe(keyspaceOf(ioredis({ port: 6401, keyPrefix: 'shop_a:' }), 'p:'));
   });
 
   it('stands for the client alone where the server cannot be told (a Sentinel setup, an unknown client)', () => {
