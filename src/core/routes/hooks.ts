@@ -73,20 +73,22 @@ export async function authorizedRequest({ authorize, maxBodyBytes }: JsonRouteDe
       return request.signal;
     },
   };
+  if (authorize) await letThrough(authorize, hookRequest);
   // Once let through, a body that is not JSON is refused (400) whether or not a hook reads it: a client's bug, not ignored.
-  const parsed = () => {
-    void hookRequest.body;
-    return hookRequest;
-  };
-  if (!authorize) return parsed();
+  void hookRequest.body;
+  return hookRequest;
+}
+
+/** Resolves when the authorize hook lets the request through; else UNAUTHORIZED, or CONFIG_INVALID for a verdict that is no boolean. */
+async function letThrough(authorize: Authorize, request: HookRequest): Promise<void> {
   let verdict: unknown;
   try {
-    verdict = await authorize(hookRequest);
+    verdict = await authorize(request);
   } catch (error) {
     // A PayError the hook throws on purpose (UNAUTHORIZED, or a code of the merchant's choosing) answers as it is.
     throw error instanceof PayError ? error : hookThrew('authorize', error);
   }
-  if (verdict === true) return parsed();
+  if (verdict === true) return;
   if (!verdict) throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request (it returned false): send the session or credentials it checks.');
   // A session object or a user id would let everyone in the day it is a non-empty string by mistake: say so, let no one in.
   throw new PayError('CONFIG_INVALID', `paywidget-server configuration: the authorize hook returned ${Array.isArray(verdict) ? 'an array' : typeof verdict === 'object' ? 'an object' : `a ${typeof verdict}`}; return true to let the request through, or false to refuse it (401).`, { details: { options: ['authorize'] } });
