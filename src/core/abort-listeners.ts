@@ -13,8 +13,14 @@ let events: NodeEvents | undefined | null = null;
  * signal shared by many calls in flight (a shutdown signal, a sweep's workers) is no leak, and Node 20 would
  * warn past 10 listeners. A limit its owner set is kept. Nothing to do where there is no node:events (edge).
  */
-export function allowManyListeners(signal: AbortSignal): void {
+function allowManyListeners(signal: AbortSignal): void {
   if (events === null) events = builtinModuleLoader()?.('node:events') as NodeEvents | undefined;
   if (typeof events?.getMaxListeners !== 'function' || typeof events.setMaxListeners !== 'function') return;
   if (events.getMaxListeners(signal) === events.defaultMaxListeners) events.setMaxListeners(1500, signal);
+}
+
+/** Listens once for the abort of a signal the library was given, its listener-leak warning limit raised first. */
+export function listenForAbort(signal: AbortSignal, listener: () => void): void {
+  allowManyListeners(signal);
+  signal.addEventListener('abort', listener, { once: true });
 }

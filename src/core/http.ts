@@ -1,4 +1,4 @@
-import { allowManyListeners } from './abort-listeners.js';
+import { listenForAbort } from './abort-listeners.js';
 import { variableAndOption, type HttpPolicy } from './config.js';
 import { PayError, UpstreamError } from './errors.js';
 import { jsonSyntaxCause } from './json-syntax-cause.js';
@@ -106,10 +106,7 @@ async function attemptOnce(call: UpstreamCall, timeoutMs: number, transport: Tra
   const timer = setTimeout(() => attempt.abort(new DOMException(`The attempt timed out after ${timeoutMs} ms.`, 'TimeoutError')), Math.max(1, timeoutMs));
   const onAbort = () => attempt.abort(call.signal!.reason);
   if (call.signal?.aborted) onAbort();
-  else if (call.signal) {
-    allowManyListeners(call.signal);
-    call.signal.addEventListener('abort', onAbort, { once: true });
-  }
+  else if (call.signal) listenForAbort(call.signal, onAbort);
   try {
     return await transport(call, attempt.signal);
   } finally {

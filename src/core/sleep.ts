@@ -1,4 +1,4 @@
-import { allowManyListeners } from './abort-listeners.js';
+import { listenForAbort } from './abort-listeners.js';
 
 /**
  * Resolves true after `ms`, or false as soon as the signal aborts. A wait that ends leaves no listener on the
@@ -15,9 +15,6 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
       signal?.removeEventListener('abort', onAbort);
       resolve(true);
     }, ms);
-    if (signal) {
-      allowManyListeners(signal);
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
+    if (signal) listenForAbort(signal, onAbort);
   });
 }

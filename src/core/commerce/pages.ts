@@ -1,4 +1,3 @@
-import { allowManyListeners } from '../abort-listeners.js';
 import { invalidInput, PayError } from '../errors.js';
 import type { UpstreamResponse } from '../http.js';
 import type { Logger } from '../types.js';
@@ -69,8 +68,6 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
   }
   const controller = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
-  // Each request in flight listens on it: past 10, Node would warn of a leak that is not one.
-  allowManyListeners(signal);
   const request = (after: number, size: number) => buildSearch({ ...filter, afterEntityId: after }, size, 1);
 
   /** Every match at or below `cursor` has been handed over. */

@@ -1,4 +1,4 @@
-import { allowManyListeners } from '../abort-listeners.js';
+import { listenForAbort } from '../abort-listeners.js';
 import type { CommerceConfig, HttpPolicy } from '../config.js';
 import { PayError } from '../errors.js';
 import { callUpstream } from '../http.js';
@@ -89,8 +89,7 @@ export class AdminTokens {
         if (this.#inflight === flight) this.#inflight = undefined;
         flight.controller.abort();
       };
-      allowManyListeners(signal);
-      signal.addEventListener('abort', leave, { once: true });
+      listenForAbort(signal, leave);
       flight.promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', leave));
     });
   }
