@@ -1,3 +1,4 @@
+import { findOrderById } from './commerce/find-order.js';
 import { checkoutForOrder, createOrders, orderCheckoutResolver, unconfiguredOrders, type Orders } from './commerce/index.js';
 import { COMMERCE_REQUIRED, requirePayment, requireWebhookSecrets, resolveConfig, type ConfigOptions, type ResolvedConfig } from './config.js';
 import { PayError } from './errors.js';
@@ -5,7 +6,7 @@ import { checkOptionKeys } from './option-keys.js';
 import { checkOptionsObject, checkOptionTypes } from './option-types.js';
 import { createPayments, resolvePaymentsOptions, type Payments, type PaymentsOptions } from './payments/index.js';
 import { mintWidgetToken, type MintInput } from './payments/mint.js';
-import { findOrderById, reconcileOrders, type OrderReconciliationReport, type ReconcileOrdersOptions } from './payments/reconcile-orders.js';
+import { reconcileOrders, type OrderReconciliationReport, type ReconcileOrdersOptions } from './payments/reconcile-orders.js';
 import type { WidgetToken } from './payments/widget-token.js';
 import { createRouter, type Router } from './router.js';
 import { paymentRoute, reconcileRoute } from './routes/payments.js';

@@ -1,6 +1,5 @@
-import { formatCommerceDate, type CommerceOrder, type OrderIterateOptions, type Orders } from '../commerce/index.js';
-import { ENTITY_ID_TEXT } from '../commerce/orders.js';
-import { invalidInput, PayError } from '../errors.js';
+import { formatCommerceDate, type CommerceOrder, type OrderIterateOptions } from '../commerce/index.js';
+import { invalidInput } from '../errors.js';
 import { toMinorUnits } from '../money/index.js';
 import type { LedgerEntry } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
@@ -94,18 +93,6 @@ export interface ReconcileOrdersDeps {
   /** The order a ledger entry names, by increment_id or entity_id; undefined when the platform has none. */
   findOrder: (orderId: string) => Promise<CommerceOrder | undefined>;
   logger: Logger;
-}
-
-/** The order an id names: by increment_id (minting from an order), else, for a plain number, by entity_id. */
-export async function findOrderById(orders: Pick<Orders, 'search' | 'get'>, orderId: string): Promise<CommerceOrder | undefined> {
-  const [byNumber] = (await orders.search({ incrementId: orderId, pageSize: 1 })).items;
-  if (byNumber || !ENTITY_ID_TEXT.test(orderId)) return byNumber;
-  try {
-    return await orders.get(Number(orderId));
-  } catch (error) {
-    if (error instanceof PayError && error.code === 'ORDER_NOT_FOUND') return undefined;
-    throw error;
-  }
 }
 
 const DEFAULT_LOOKBEHIND_MS = 24 * 60 * 60_000;

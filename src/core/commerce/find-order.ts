@@ -1,0 +1,19 @@
+import { PayError } from '../errors.js';
+import type { Orders } from './index.js';
+import { ENTITY_ID_TEXT } from './orders.js';
+import type { CommerceOrder } from './schemas.js';
+
+/**
+ * The order a payment names: by increment_id (what minting from an order records), else, for a plain
+ * number, by entity_id. Undefined when the platform has neither.
+ */
+export async function findOrderById(orders: Pick<Orders, 'search' | 'get'>, orderId: string): Promise<CommerceOrder | undefined> {
+  const [byNumber] = (await orders.search({ incrementId: orderId, pageSize: 1 })).items;
+  if (byNumber || !ENTITY_ID_TEXT.test(orderId)) return byNumber;
+  try {
+    return await orders.get(Number(orderId));
+  } catch (error) {
+    if (error instanceof PayError && error.code === 'ORDER_NOT_FOUND') return undefined;
+    throw error;
+  }
+}
