@@ -10,9 +10,10 @@
  * BENCH_SAMPLES=1 prints every run behind the medians.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { realpathSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { createOrders } from '../src/core/commerce/index.js';
 import { resolveCommerceConfig } from '../src/core/config.js';
 import { startSandbox } from '../src/sandbox/index.js';
@@ -257,13 +258,15 @@ async function runSyncChild(): Promise<void> {
   clearInterval(timer);
   sample();
   if (delivered !== Number(process.env.EXPECTED)) throw new Error(`synced ${delivered} orders, expected ${process.env.EXPECTED}`);
+  // The kernel's high-water mark (KiB): exact, where sampling could miss a short peak.
+  rss = Math.max(rss, process.resourceUsage().maxRSS * 1024);
   const mb = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
   process.stdout.write(`${JSON.stringify({ rss: mb(rss), heap: mb(heap), buffers: mb(buffers), before: mb(before), rate: Math.round(rate) })}\n`);
 }
 
-const role = process.env[ROLE];
-if (role && process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await (role === 'sandbox' ? runSandboxChild() : runSyncChild());
-} else if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await benchOrderSync();
+/** Run as a script, not imported by bench/run.ts; real paths, since import.meta.url has symlinks resolved and argv does not. */
+const isMain = process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
+if (isMain) {
+  const role = process.env[ROLE];
+  await (role === 'sandbox' ? runSandboxChild() : role === 'sync' ? runSyncChild() : benchOrderSync());
 }

@@ -6,9 +6,9 @@
 import { Redis } from 'ioredis';
 import { MemoryClaimStore } from '../src/index.js';
 import { redisStores } from '../src/stores/redis/index.js';
-import { startRedisServer } from '../test/helpers/redis-server.js';
+import { deletePrefix, useRedisUrl } from '../test/helpers/redis-server.js';
 import { printTable, type Figure } from './lib.js';
-import { compare, deliveries } from './webhook-throughput.js';
+import { compare } from './webhook-throughput.js';
 
 const ROUNDS = 7;
 const CALLS = 3_000;
@@ -26,12 +26,17 @@ async function microsPerCall(fn: (i: number) => Promise<unknown>): Promise<numbe
   return samples.sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
 }
 
+/** Every key the bench writes starts with it (the bench server's too), and is deleted after: REDIS_URL may be a Redis of your own. */
+const KEY_PREFIX = 'paywidget-bench:';
+
 export async function benchRedis(): Promise<void> {
-  const server = await startRedisServer();
+  // REDIS_URL when set (a Redis of your own), else a redis-server started for the run.
+  const server = await useRedisUrl();
   const redis = new Redis(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true });
-  await redis.connect();
+  const urlBefore = process.env.REDIS_URL;
   try {
-    const prefix = `bench:rtt:${process.pid}:`;
+    await redis.connect();
+    const prefix = `${KEY_PREFIX}rtt:`;
     const { claims } = redisStores(redis, { prefix });
     const memory = new MemoryClaimStore();
     const ping = await microsPerCall(() => redis.ping());
@@ -49,14 +54,17 @@ export async function benchRedis(): Promise<void> {
     ]);
 
     process.env.REDIS_URL = server.url; // read by the bench server of the express-redis variant
-    const [inMemory, withRedis] = await compare('express-library', 'express-redis', deliveries(120_000));
+    const [inMemory, withRedis] = await compare('express-library', 'express-redis');
     const figures: Figure[] = [
       { name: 'express payMiddleware, memory stores', unit: 'req/s', value: inMemory },
       { name: 'express payMiddleware, Redis stores', unit: 'req/s', value: withRedis, reference: 'express payMiddleware, memory stores' },
     ];
     printTable('Webhook route throughput with the Redis stores (50 connections, alternating rounds, distinct signed deliveries; each one binds its signature, then claims and completes its event id)', figures);
   } finally {
+    await deletePrefix(redis, KEY_PREFIX).catch(() => {});
+    if (urlBefore === undefined) delete process.env.REDIS_URL;
+    else process.env.REDIS_URL = urlBefore;
     redis.disconnect();
-    await server.stop();
+    await server.done();
   }
 }

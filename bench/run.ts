@@ -15,6 +15,17 @@ const benches: Record<string, () => Promise<void>> = {
 };
 
 const chosen = process.argv.slice(2);
+const unknown = chosen.filter((name) => !(name in benches));
+if (unknown.length > 0) throw new Error(`no benchmark named ${unknown.join(', ')}; the benchmarks are ${Object.keys(benches).join(', ')}`);
+// One that fails (no redis-server here, say) is reported, and the others still run; the exit code says so.
+let failed = 0;
 for (const [name, bench] of Object.entries(benches)) {
-  if (chosen.length === 0 || chosen.includes(name)) await bench();
+  if (chosen.length > 0 && !chosen.includes(name)) continue;
+  try {
+    await bench();
+  } catch (error) {
+    failed += 1;
+    console.error(`\nThe ${name} benchmark failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
+if (failed > 0) process.exitCode = 1;

@@ -86,7 +86,7 @@ function handWrittenGuarded(rawBody: Buffer, headers: Record<string, string | st
 
 function listener(): RequestListener {
   const seen = new Set<string>();
-  const stores = redis && redisStores(redis, { prefix: `bench:${process.pid}:` });
+  const stores = redis && redisStores(redis, { prefix: `paywidget-bench:${process.pid}:` });
   const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'bench', apiKey: 'bench', webhookSecret: BENCH_SECRET }, stores });
   pay.webhooks.onAny(() => {});
   switch (variant) {
@@ -98,6 +98,8 @@ function listener(): RequestListener {
     }
     case 'express-hand': {
       const app = express();
+      // The library answers without an ETag: hashing each answer for one would be work the reference alone does.
+      app.set('etag', false);
       app.post('/pay/webhooks', express.raw({ type: '*/*', limit: '1mb' }), (req, res) => {
         const result = handWritten(req.body as Buffer, req.headers, seen);
         res.status(result.status).type('application/json').send(result.body);
@@ -132,3 +134,5 @@ function listener(): RequestListener {
 const server = createServer(listener());
 server.listen(0, '127.0.0.1', () => console.log((server.address() as AddressInfo).port));
 process.on('SIGTERM', () => process.exit(0)); // lets --cpu-prof write its profile
+// Started by the bench (an IPC channel): when the bench goes, even killed, so do we, freeing the port.
+if (process.send) process.on('disconnect', () => process.exit(0));
