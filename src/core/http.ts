@@ -52,8 +52,13 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
   const deadline = performance.now() + policy.totalTimeoutMs; // real time: a step of the wall clock neither ends nor stretches it
   const where = `${call.method} ${new URL(call.url).pathname}`;
 
+  // What the previous attempt came to, should a back-off leave no time for the next one.
+  let previous: { response: UpstreamResponse | undefined; failure: PayError } | undefined;
   for (let attempt = 0; ; attempt++) {
     const remaining = deadline - performance.now();
+    // A back-off that overslept (a busy event loop) leaves no time worth an attempt: one doomed to time out
+    // would replace the upstream's real answer (a 503, say) with a time-out of our own.
+    if (previous && remaining < MIN_ATTEMPT_MS) return lastOutcome(call, where, policy, previous.response, previous.failure, remaining);
     let failure: PayError;
     let response: UpstreamResponse | undefined;
     let unsent: boolean;
@@ -68,7 +73,7 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
     } catch (error) {
       // The caller's own abort is no upstream failure: like fetch, the call rejects with the signal's reason.
       if (call.signal?.aborted) throw call.signal.reason;
-      failure = toTransportError(error, call, where, policy.attemptTimeoutMs);
+      failure = toTransportError(error, call, where, policy, remaining < policy.attemptTimeoutMs);
       // An answer that does not decompress, or is not HTTP, was an answer: retrying will not fix it. One cut
       // off half-way may come whole next time.
       if (failure.code === 'UPSTREAM_INVALID_RESPONSE' && !(error instanceof ResponseCutError)) throw failure;
@@ -77,18 +82,27 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
 
     const wait = retryDelay(attempt, response, policy);
     const left = deadline - performance.now();
-    if (attempt >= policy.maxRetries || wait === undefined || wait >= left || (call.idempotent === false && !unsent)) {
-      if (response) return redactRefusal(response, call.secrets); // the caller sees the upstream's last answer, unchanged but for the call's secrets
-      if (left <= 0 && failure.code !== 'UPSTREAM_TIMEOUT') {
-        throw new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not succeed within ${policy.totalTimeoutMs} ms, retries included (the last failure is the cause). Check that the service is up and answering; raise http.totalTimeoutMs if it is only slow.`, { cause: failure });
-      }
-      throw failure;
+    if (attempt >= policy.maxRetries || wait === undefined || wait > left - MIN_ATTEMPT_MS || (call.idempotent === false && !unsent)) {
+      return lastOutcome(call, where, policy, response, failure, left);
     }
+    previous = { response, failure };
     // Debug: a retry that works is routine, and one that does not ends in an error its caller reports (during an
     // outage, one warning per retry of every call drowned the lines that say what was lost).
     logger?.debug({ service: call.service, route: where, attempt: attempt + 1, status: response?.status, code: failure.code, retryInMs: Math.round(wait) }, 'upstream call failed; retrying');
     if (!(await sleep(wait, call.signal))) throw call.signal!.reason;
   }
+}
+
+/** Less time than this left before the deadline, and no attempt is started: it would time out rather than answer. */
+const MIN_ATTEMPT_MS = 20;
+
+/** The end of a call that will not retry: the upstream's last answer (unchanged but for the call's secrets), else its failure. */
+function lastOutcome(call: UpstreamCall, where: string, policy: HttpPolicy, response: UpstreamResponse | undefined, failure: PayError, left: number): UpstreamResponse {
+  if (response) return redactRefusal(response, call.secrets);
+  if (left <= 0 && failure.code !== 'UPSTREAM_TIMEOUT') {
+    throw new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not succeed within ${policy.totalTimeoutMs} ms, retries included (the last failure is the cause). Check that the service is up and answering; raise http.totalTimeoutMs if it is only slow.`, { cause: failure });
+  }
+  throw failure;
 }
 
 /** The answer, with the call's secrets redacted from its body unless it is a 2xx. */
@@ -180,7 +194,8 @@ function redirected(call: UpstreamCall, where: string, response: UpstreamRespons
 /** The advice that ends an UPSTREAM_TIMEOUT message; the CLI, which has no such option, replaces it. */
 export const RAISE_ATTEMPT_TIMEOUT = 'Raise http.attemptTimeoutMs if the service is slow.';
 
-function toTransportError(error: unknown, call: UpstreamCall, where: string, attemptTimeoutMs: number): PayError {
+/** `cutByDeadline`: the attempt had less than http.attemptTimeoutMs, what was left of http.totalTimeoutMs. */
+function toTransportError(error: unknown, call: UpstreamCall, where: string, policy: HttpPolicy, cutByDeadline: boolean): PayError {
   if (error instanceof PayError) return error;
   if (error instanceof ResponseTooLargeError) return invalidAnswer(call.service, `answered ${where}, but ${error.message}; it was not read further.`, error);
   if (error instanceof BodyDecodingError) return invalidAnswer(call.service, `answered ${where}, but ${error.message}.`, error);
@@ -190,7 +205,10 @@ function toTransportError(error: unknown, call: UpstreamCall, where: string, att
   }
   const name = (error as { name?: string } | null)?.name;
   if (name === 'TimeoutError' || name === 'AbortError') {
-    return new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not answer within ${attemptTimeoutMs} ms. ${RAISE_ATTEMPT_TIMEOUT}`, { cause: error });
+    const message = cutByDeadline
+      ? `${call.service} ${where} did not answer within the ${policy.totalTimeoutMs} ms the call has in all, retries included. Raise http.totalTimeoutMs if the service is slow.`
+      : `${call.service} ${where} did not answer within ${policy.attemptTimeoutMs} ms. ${RAISE_ATTEMPT_TIMEOUT}`;
+    return new PayError('UPSTREAM_TIMEOUT', message, { cause: error });
   }
   const systemCode = systemCodeOf(error);
   if (systemCode === 'HPE_HEADER_OVERFLOW') {

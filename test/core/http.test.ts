@@ -30,6 +30,11 @@ beforeAll(async () => {
         onUnavailable?.();
         onUnavailable = undefined;
         return res.writeHead(503, { 'content-type': 'text/plain' }).end('try later');
+      case '/unavailable-then-slow':
+        // The first answer at once, the next ones after 50 ms: an attempt with less time than that times out.
+        return void setTimeout(() => res.writeHead(503, { 'content-type': 'text/plain' }).end('try later'), hits.get(req.url) === 1 ? 0 : 50);
+      case '/hang':
+        return; // never answers
       case '/retry-later':
         return res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '5' }).end('try in 5 s');
       case '/bomb':
@@ -86,6 +91,25 @@ describe('callUpstream', () => {
     }
     expect(stepped).toBe(true); // the clock did step during the retries
     expect(hits.get('/unavailable')).toBeLessThan(9); // 11 (every retry) when the step stretched the deadline
+  });
+
+  it('answers the last 503 when a back-off overslept the deadline, instead of starting an attempt doomed to time out', async () => {
+    hits.delete('/unavailable-then-slow');
+    const started = performance.now();
+    // A busy event loop, as on a loaded machine: the debug line before the back-off blocks until the deadline is ~5 ms away.
+    const busyUntilDeadline = { info() {}, warn() {}, error() {}, debug() {
+      while (performance.now() < started + 195);
+    } };
+    const res = await callUpstream(get('/unavailable-then-slow'), policy({ totalTimeoutMs: 200 }), busyUntilDeadline);
+    expect(res.status).toBe(503);
+    expect(hits.get('/unavailable-then-slow')).toBe(1);
+  });
+
+  it('names the total deadline, not the attempt time-out, when the deadline cut the attempt short', async () => {
+    const error = await callUpstream(get('/hang'), policy({ totalTimeoutMs: 150, attemptTimeoutMs: 10_000 })).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(PayError);
+    expect((error as PayError).code).toBe('UPSTREAM_TIMEOUT');
+    expect((error as PayError).message).toBe(`commerce GET /hang did not answer within the 150 ms the call has in all, retries included. Raise http.totalTimeoutMs if the service is slow.`);
   });
 
   it('does not start a back-off wait on a signal already aborted', async () => {
