@@ -34,12 +34,30 @@ function pollsOfAPaymentUnderWay() {
   return { id, polls: () => sb.faults.list().find((f) => f.id === rule)!.hits, done: () => sb.faults.remove(rule) };
 }
 
-/** Polls seen while the client was there, and polls after it left. */
+/** Resolves once `condition()` holds, checking every 10 ms; fails the test after `ms`. */
+async function waitFor(condition: () => boolean, ms: number, what: string) {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`waited ${ms} ms for ${what}`);
+    await sleep(10);
+  }
+}
+
+/**
+ * Polls seen while the client was there (waited for, not timed: a loaded machine polls slower), and
+ * polls after it left, counted once a poll already on its way has landed.
+ */
 async function pollsAround(leave: () => void, polls: () => number) {
-  await sleep(200);
+  await waitFor(() => polls() > 3, 4_000, 'a few polls while the client was there');
   const whilePresent = polls();
   leave();
-  await sleep(100); // a poll already on its way may still land
+  // Settled: no new poll for 150 ms. Polling on every 20 ms, it never settles, and the wait fails.
+  let last = polls();
+  let quietSince = Date.now();
+  await waitFor(() => {
+    if (polls() !== last) [last, quietSince] = [polls(), Date.now()];
+    return Date.now() - quietSince >= 150;
+  }, 3_000, 'the polling to stop after the client left');
   const atLeaving = polls();
   await sleep(400); // ~20 more polls at 20 ms, were it still polling
   return { whilePresent, after: polls() - atLeaving };
