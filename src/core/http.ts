@@ -100,7 +100,7 @@ const MIN_ATTEMPT_MS = 20;
 function lastOutcome(call: UpstreamCall, where: string, policy: HttpPolicy, response: UpstreamResponse | undefined, failure: PayError, left: number): UpstreamResponse {
   if (response) return redactRefusal(response, call.secrets);
   if (left <= 0 && failure.code !== 'UPSTREAM_TIMEOUT') {
-    throw new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not succeed within ${policy.totalTimeoutMs} ms, retries included (the last failure is the cause). Check that the service is up and answering; raise http.totalTimeoutMs if it is only slow.`, { cause: failure });
+    throw new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not succeed within ${policy.totalTimeoutMs} ms, retries included (the last failure is the cause). Check that the service is up and answering. ${RAISE_TOTAL_TIMEOUT}`, { cause: failure });
   }
   throw failure;
 }
@@ -191,8 +191,9 @@ function redirected(call: UpstreamCall, where: string, response: UpstreamRespons
   });
 }
 
-/** The advice that ends an UPSTREAM_TIMEOUT message; the CLI, which has no such option, replaces it. */
+/** The advice that ends an UPSTREAM_TIMEOUT message; the CLI, which has no such options, replaces them. */
 export const RAISE_ATTEMPT_TIMEOUT = 'Raise http.attemptTimeoutMs if the service is slow.';
+export const RAISE_TOTAL_TIMEOUT = 'Raise http.totalTimeoutMs if the service is slow.';
 
 /** `cutByDeadline`: the attempt had less than http.attemptTimeoutMs, what was left of http.totalTimeoutMs. */
 function toTransportError(error: unknown, call: UpstreamCall, where: string, policy: HttpPolicy, cutByDeadline: boolean): PayError {
@@ -206,7 +207,7 @@ function toTransportError(error: unknown, call: UpstreamCall, where: string, pol
   const name = (error as { name?: string } | null)?.name;
   if (name === 'TimeoutError' || name === 'AbortError') {
     const message = cutByDeadline
-      ? `${call.service} ${where} did not answer within the ${policy.totalTimeoutMs} ms the call has in all, retries included. Raise http.totalTimeoutMs if the service is slow.`
+      ? `${call.service} ${where} did not answer within the ${policy.totalTimeoutMs} ms the call has in all, retries included. ${RAISE_TOTAL_TIMEOUT}`
       : `${call.service} ${where} did not answer within ${policy.attemptTimeoutMs} ms. ${RAISE_ATTEMPT_TIMEOUT}`;
     return new PayError('UPSTREAM_TIMEOUT', message, { cause: error });
   }

@@ -131,6 +131,19 @@ describe('paywidget CLI', () => {
     }
   });
 
+  it('advises what a shell can change when the whole call runs out of time, retries included', async () => {
+    const hang = sb.commerce.faults.inject({ route: '/rest/default/V1/orders/3', hang: true });
+    try {
+      const { commerce, http } = resolveCommerceConfig({ env: env(), http: { attemptTimeoutMs: 10_000, totalTimeoutMs: 150, maxRetries: 0 } });
+      const error = await createOrders(commerce!, { http, logger: silentLogger }).get(3).then(() => undefined, (e: unknown) => e as PayError);
+      expect(error?.code).toBe('UPSTREAM_TIMEOUT');
+      expect(error!.message).toContain('http.totalTimeoutMs');
+      expect(forTheShell(error!.message)).toMatch(/did not answer within the 150 ms the call has in all, retries included\. If it is only slow, run the command again later\.$/);
+    } finally {
+      sb.commerce.faults.remove(hang);
+    }
+  });
+
   it('orders get prints the order as JSON', async () => {
     const result = await run(['orders', 'get', '17']);
     expect(result.code).toBe(0);
