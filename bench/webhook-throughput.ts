@@ -4,6 +4,7 @@
  * Each server runs in its own process; every request is a distinct, correctly signed delivery.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import autocannon from 'autocannon';
 import { signWebhook } from '../src/testing/index.js';
 import { BENCH_SECRET, printTable, type Figure } from './lib.js';
@@ -103,8 +104,16 @@ export async function compare(reference: string, candidate: string): Promise<[nu
     const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     return [median(samples[0]!), median(samples[1]!)];
   } finally {
-    for (const { child } of servers) child.kill();
+    // Waited for: the last round's requests may still be running (the Redis bench deletes its keys next).
+    await Promise.all(servers.map(({ child }) => stopped(child)));
   }
+}
+
+async function stopped(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exit = once(child, 'exit');
+  child.kill();
+  await exit;
 }
 
 export async function benchWebhookThroughput(): Promise<void> {

@@ -73,7 +73,9 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
     } catch (error) {
       // The caller's own abort is no upstream failure: like fetch, the call rejects with the signal's reason.
       if (call.signal?.aborted) throw call.signal.reason;
-      failure = toTransportError(error, call, where, policy, remaining < policy.attemptTimeoutMs);
+      // The first attempt's `remaining` is the total less a hair: decided on the settings there, so equal ones name the attempt time-out.
+      const cutByDeadline = attempt === 0 ? policy.totalTimeoutMs < policy.attemptTimeoutMs : remaining < policy.attemptTimeoutMs;
+      failure = toTransportError(error, call, where, policy, cutByDeadline);
       // An answer that does not decompress, or is not HTTP, was an answer: retrying will not fix it. One cut
       // off half-way may come whole next time.
       if (failure.code === 'UPSTREAM_INVALID_RESPONSE' && !(error instanceof ResponseCutError)) throw failure;

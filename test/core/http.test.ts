@@ -112,6 +112,11 @@ describe('callUpstream', () => {
     expect((error as PayError).message).toBe(`commerce GET /hang did not answer within the 150 ms the call has in all, retries included. Raise http.totalTimeoutMs if the service is slow.`);
   });
 
+  it('names the attempt time-out when it is as long as the total: raising the total alone would change nothing', async () => {
+    const error = await callUpstream(get('/hang'), policy({ totalTimeoutMs: 150, attemptTimeoutMs: 150, maxRetries: 0 })).then(() => undefined, (e: unknown) => e);
+    expect((error as PayError).message).toBe('commerce GET /hang did not answer within 150 ms. Raise http.attemptTimeoutMs if the service is slow.');
+  });
+
   it('does not start a back-off wait on a signal already aborted', async () => {
     hits.delete('/retry-later');
     const controller = new AbortController();
