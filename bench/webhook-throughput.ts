@@ -52,7 +52,7 @@ async function startServers(variants: string[]): Promise<Server[]> {
   const started = await Promise.allSettled(variants.map(startServer));
   const failed = started.find((result) => result.status === 'rejected');
   if (!failed) return started.map((result) => (result as PromiseFulfilledResult<Server>).value);
-  for (const result of started) if (result.status === 'fulfilled') result.value.child.kill();
+  await Promise.all(started.map((result) => result.status === 'fulfilled' && stopped(result.value.child)));
   throw failed.reason;
 }
 
