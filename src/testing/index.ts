@@ -16,8 +16,7 @@ export interface SignWebhookOptions<Payload = unknown> {
   eventId?: string | undefined;
 }
 
-/** The body to send as it is (the signature covers its exact bytes): a string unless the payload was bytes. */
-/** A signed delivery, ready to send: the body exactly as signed, and its headers. */
+/** A signed delivery, ready to send: the body exactly as signed (a string unless the payload was bytes), and its headers. */
 export interface SignedWebhook<Body extends string | Uint8Array = string | Uint8Array> {
   /** Send this byte for byte: re-serialising it breaks the signature. */
   body: Body;

@@ -9,7 +9,6 @@ let nodeBridge: Promise<typeof import('../node/index.js')> | undefined;
 
 const NEXT_PAGES = { framework: 'next-pages' } as const;
 
-
 type PagesRequest = IncomingMessage & { query: Partial<Record<string, string | string[]>>; body?: unknown };
 
 /** Options of `createPagesHandler()`. */

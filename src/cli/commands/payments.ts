@@ -16,7 +16,6 @@ export const PAYMENT_ENVIRONMENT = `Environment:
 /** Exit codes of the reconciliation commands, beside EXIT: the command ran, and the answer needs attention. */
 export const RECONCILE_EXIT = { paymentFailed: 3, unresolved: 4, findings: 3 } as const;
 
-
 /** `19.99 EUR`, or the minor units as they are when the currency is unknown. */
 export function money(amount: number | undefined, currency: string | undefined): string {
   if (amount === undefined) return currency ?? '';

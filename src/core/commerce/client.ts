@@ -11,7 +11,6 @@ export interface CommerceClientDeps {
   tokens: AdminTokens;
 }
 
-
 /**
  * Authenticated reads of the Order Retrieval API. GET by default (stock Magento serves reads only on
  * GET); `readMethod: 'POST'` follows the document literally. A 401 refreshes the token once and

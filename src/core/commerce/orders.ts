@@ -10,7 +10,6 @@ import { orderPages, keepValidPart, DEFAULT_PAGE_SIZE, type OrderPage, type Page
 import { buildSearch, echoMismatch, normalizeFilter, searchQuery, type OrderFilter, type OrderSearch, type SearchRequest } from './search.js';
 import { describeKind } from '../option-types.js';
 
-
 /** Options of `pay.orders.iterate()`: the filter, and how it pages. */
 export interface OrderIterateOptions extends OrderFilter {
   /** Orders per page (default 100; lowered automatically to a platform's cap). */
@@ -121,8 +120,6 @@ export class OrderReader {
     const request = buildSearch(normalizeFilter(query), query.pageSize ?? DEFAULT_PAGE_SIZE, query.currentPage);
     return this.decodeSearch(request, await this.fetchSearch(request, query.signal));
   }
-
-
 
   /** The raw answer of a search: it waits its turn in the prefetch queue as bytes, off the JS heap. */
   async fetchSearch(request: SearchRequest, signal?: AbortSignal): Promise<UpstreamResponse> {

@@ -2,8 +2,7 @@ import { invalidInput } from '../errors.js';
 import { isWellFormedText } from '../well-formed.js';
 import type { CommerceSearchCriteria } from './schemas.js';
 
-/** Which orders: every filter given must hold (each goes in its own filter group, and groups AND). */
-/** Which orders: by status and creation date (each filter its own group, so they AND). */
+/** Which orders: by status and creation date. Every filter given must hold (each goes in its own filter group, and groups AND). */
 export interface OrderFilter {
   /** `status` equal to this, or (an array) to any of these. */
   status?: string | readonly string[] | undefined;

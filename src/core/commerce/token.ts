@@ -35,7 +35,6 @@ interface Flight {
   waiting: number;
 }
 
-
 /**
  * The admin token: cached in the store for its lifetime less a margin, fetched by one request
  * however many calls wait for it, and never retried after a refusal (Magento locks the account

@@ -19,6 +19,7 @@
  * Any method may throw (or reject) when the store is unreachable; callers turn that into a 503 and
  * never mark anything done that was not processed.
  */
+
 /** What `claim` answers: the key is now this worker's (with its token), someone else's, or done already. */
 export type ClaimResult =
   | { state: 'claimed'; token: string }

@@ -3,8 +3,7 @@ import { describeKind } from '../option-types.js';
 import type { Logger } from '../types.js';
 import { WebhookHandlerError } from './errors.js';
 
-/** What handlers receive for a verified, first-time delivery. */
-/** A verified, deduplicated delivery, as your handlers get it. */
+/** A verified, deduplicated (first-time) delivery, as your handlers get it. */
 export interface WebhookEvent {
   /** X-Pay-Event-Id. */
   readonly id: string;

@@ -15,8 +15,7 @@ import {
 } from './errors.js';
 import type { Hmac, SignedBody } from './hmac.js';
 
-/** A delivery as received. Pass the body untouched: the signature covers its exact bytes. */
-/** What `pay.webhooks.verify()` checks: the body exactly as received, and the request headers. */
+/** What `pay.webhooks.verify()` checks: the body exactly as received (the signature covers its exact bytes), and the request headers. */
 export interface VerifyInput {
   /** The body byte for byte (a string only if it is the text as sent): a re-serialised JSON object fails the signature. */
   rawBody: Uint8Array | ArrayBuffer | string;

@@ -2,7 +2,6 @@ import type { AdminTokenStore } from '../../core/stores/admin-token-store.js';
 import { asString, ms, type RedisCommands } from './client.js';
 import { freeLock, takeLock } from './lock.js';
 
-
 /**
  * The commerce admin token in Redis (`<prefix>admin-token:<key>`, `SET … PX ttl`), shared by every
  * instance, with a refresh lock (`<prefix>admin-token-lock:<key>`, `SET … NX PX`) so one instance logs
