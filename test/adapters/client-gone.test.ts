@@ -11,6 +11,7 @@ import { payMiddleware } from 'paywidget-server/express';
 import { payRouter } from 'paywidget-server/koa';
 import { createRouteHandlers } from 'paywidget-server/next';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
+import { eventually } from '../helpers/eventually.js';
 import { listen } from './listen.js';
 
 let sb: Sandbox;
@@ -35,27 +36,18 @@ function pollsOfAPaymentUnderWay() {
   return { id, polls: () => sb.faults.list().find((f) => f.id === rule)!.hits, done: () => sb.faults.remove(rule) };
 }
 
-/** Resolves once `condition()` holds, checking every 10 ms; fails the test after `ms`. */
-async function waitFor(condition: () => boolean, ms: number, what: string) {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`waited ${ms} ms for ${what}`);
-    await sleep(10);
-  }
-}
-
 /**
  * Polls seen while the client was there (waited for, not timed: a loaded machine polls slower), and
  * polls after it left, counted once a poll already on its way has landed.
  */
 async function pollsAround(leave: () => void, polls: () => number) {
-  await waitFor(() => polls() > 3, 4_000, 'a few polls while the client was there');
+  await eventually(() => polls() > 3, 4_000, 'a few polls while the client was there');
   const whilePresent = polls();
   leave();
   // Settled: no new poll for 150 ms. Polling on every 20 ms, it never settles, and the wait fails.
   let last = polls();
   let quietSince = Date.now();
-  await waitFor(() => {
+  await eventually(() => {
     if (polls() !== last) [last, quietSince] = [polls(), Date.now()];
     return Date.now() - quietSince >= 150;
   }, 3_000, 'the polling to stop after the client left');

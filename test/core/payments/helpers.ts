@@ -73,13 +73,3 @@ export function bodyText(response: PayResponse | null): string {
   return typeof response.body === 'string' ? response.body : Buffer.from(response.body).toString('utf8');
 }
 
-/** Waits until `check` holds, polling every 10 ms, or fails after `ms`. */
-export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, ms = 3_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

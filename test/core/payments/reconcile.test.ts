@@ -7,7 +7,8 @@ import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { signWebhook } from 'paywidget-server/testing';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { stepWallClockBack } from '../../helpers/wall-clock.js';
-import { eventually, payByBank, payByCard, payFor, serve } from './helpers.js';
+import { eventually } from '../../helpers/eventually.js';
+import { payByBank, payByCard, payFor, serve } from './helpers.js';
 import { rejection as payErrorOf } from '../../helpers/pay-errors.js';
 
 let sb: Sandbox;
