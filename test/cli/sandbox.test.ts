@@ -4,8 +4,9 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { freePort } from '../helpers/free-port.js';
+import { eventually } from '../helpers/eventually.js';
 import { sink } from '../helpers/sink.js';
+import { startOnFreePort } from '../helpers/start-on-free-port.js';
 
 const cli = fileURLToPath(new URL('../../src/cli/index.ts', import.meta.url));
 
@@ -14,14 +15,6 @@ async function run(argv: string[]) {
   const stderr = sink();
   const code = await main(argv, { stdout: stdout.stream, stderr: stderr.stream, env: {} });
   return { code, stdout: stdout.text(), stderr: stderr.text() };
-}
-
-async function waitFor(check: () => boolean, what: string, ms = 15_000): Promise<void> {
-  for (const end = Date.now() + ms; Date.now() < end;) {
-    if (check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 describe('paywidget sandbox', () => {
@@ -61,7 +54,6 @@ describe('paywidget sandbox', () => {
   });
 
   it('runs as a process: the printed addresses and credentials answer, webhooks go where asked, Ctrl-C stops it', async () => {
-    const port = await freePort();
     const received: Array<{ headers: IncomingMessage['headers']; body: string }> = [];
     const receiver = createServer((req, res) => {
       let body = '';
@@ -74,14 +66,13 @@ describe('paywidget sandbox', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const webhookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/pay/webhooks`;
 
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'sandbox', '--port', String(port), '--webhook-url', webhookUrl, '--orders', '7'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const { child, port, output } = await startOnFreePort(
+      (port) => spawn(process.execPath, ['--import', 'tsx', cli, 'sandbox', '--port', String(port), '--webhook-url', webhookUrl, '--orders', '7'], { stdio: ['ignore', 'pipe', 'pipe'] }),
+      'Endpoints and test controls',
+    );
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      await waitFor(() => stdout.includes('Endpoints and test controls'), `the sandbox to start (stderr: ${stderr})`);
+      const stdout = output();
       const env = Object.fromEntries([...stdout.matchAll(/^ {2}([A-Z_]+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
       expect(env.PAY_API_URL).toBe(`http://127.0.0.1:${port}`);
       expect(stdout).toContain(`http://10.0.2.2:${port}`);
@@ -107,14 +98,14 @@ describe('paywidget sandbox', () => {
       expect(order.status).toBe(200);
       // A payment that succeeds sends its webhook, signed with the printed secret, to --webhook-url.
       await fetch(`${env.PAY_API_URL}/sandbox/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: 500, currency: 'EUR', order_id: 'sandbox-cli-2', status: 'succeeded' }) });
-      await waitFor(() => received.length > 0, 'the webhook');
+      await eventually(() => received.length > 0, 15_000, 'the webhook');
       const { createHmac } = await import('node:crypto');
       const { headers, body } = received[0]!;
       expect(headers['x-pay-signature']).toBe(createHmac('sha256', env.PAY_WEBHOOK_SECRET!).update(`${String(headers['x-pay-timestamp'])}.${body}`).digest('hex'));
 
       child.kill('SIGINT');
       expect(await exited).toBe(0);
-      expect(stdout).toContain('Sandbox stopped.');
+      expect(output()).toContain('Sandbox stopped.');
       await expect(fetch(`${env.PAY_API_URL}/api/v1/checkout/init`, { method: 'POST' })).rejects.toThrow();
     } finally {
       child.kill();

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { signWebhook } from 'paywidget-server/testing';
-import { freePort } from '../helpers/free-port.js';
+import { startOnFreePort } from '../helpers/start-on-free-port.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -152,7 +152,7 @@ interface ServedApp {
   /** `http://127.0.0.1:<port>/api/pay` */
   base: string;
   /** What the server printed so far. */
-  output: string;
+  output(): string;
 }
 
 /** Mints a widget token through the served app (expecting 200) and answers what the sandbox's checkout holds for it. */
@@ -166,21 +166,23 @@ async function mintAndLookUp(served: ServedApp, body: string): Promise<unknown> 
 
 /** Around the enclosing describe: a sandbox, then `next build` and `next start` of `app` configured for it. */
 function servedApp(app: string): ServedApp {
-  const served = { output: '' } as ServedApp;
+  const served = {} as ServedApp;
   let server: ChildProcess | undefined;
   beforeAll(async () => {
     served.sandbox = await startSandbox();
     const { sandbox } = served;
     await run(process.execPath, [nextBin, 'build', app], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 });
-    const port = await freePort();
-    server = spawn(process.execPath, [nextBin, 'start', app, '-p', String(port), '-H', '127.0.0.1'], {
-      cwd: root,
-      env: { ...env, PAY_API_URL: sandbox.paymentUrl, PAY_MERCHANT_ID: sandbox.merchantId, PAY_MERCHANT_API_KEY: sandbox.apiKey, PAY_WEBHOOK_SECRET: sandbox.webhookSecret },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    server.stdout?.on('data', (chunk: Buffer) => (served.output += chunk.toString()));
-    server.stderr?.on('data', (chunk: Buffer) => (served.output += chunk.toString()));
-    served.base = `http://127.0.0.1:${port}/api/pay`;
+    const started = await startOnFreePort(
+      (port) => spawn(process.execPath, [nextBin, 'start', app, '-p', String(port), '-H', '127.0.0.1'], {
+        cwd: root,
+        env: { ...env, PAY_API_URL: sandbox.paymentUrl, PAY_MERCHANT_ID: sandbox.merchantId, PAY_MERCHANT_API_KEY: sandbox.apiKey, PAY_WEBHOOK_SECRET: sandbox.webhookSecret },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+      'Ready in',
+    );
+    server = started.child;
+    served.output = started.output;
+    served.base = `http://127.0.0.1:${started.port}/api/pay`;
     for (let i = 0; i < 200; i++) {
       if (await fetch(`${served.base}/nope`).then(() => true, () => false)) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -219,7 +221,7 @@ describe('examples/next built with next build and served by next start', () => {
     expect(((await forged.json()) as { error: { code: string } }).error.code).toBe('WEBHOOK_SIGNATURE_MISMATCH');
     const huge = await send(JSON.stringify({ padding: 'x'.repeat(1_100_000) }));
     expect(huge.status).toBe(413);
-    expect(served.output).toContain('fulfil order 1003');
+    expect(served.output()).toContain('fulfil order 1003');
   });
 
   it('keeps a keep-alive connection usable after refusing a chunked body past the limit', async () => {
@@ -263,8 +265,8 @@ describe('examples/next built with next build and served by next start', () => {
   it('answers 404 for a path that is not a route, and never shows a secret', async () => {
     const response = await fetch(`${served.base}/nope`);
     expect(response.status).toBe(404);
-    expect(served.output).not.toContain(served.sandbox.apiKey);
-    expect(served.output).not.toContain(served.sandbox.webhookSecret);
+    expect(served.output()).not.toContain(served.sandbox.apiKey);
+    expect(served.output()).not.toContain(served.sandbox.webhookSecret);
   });
 });
 

@@ -1,30 +1,22 @@
 /** The Express and Koa examples, started with their one documented command, take a whole payment. */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFailed } from 'vitest';
 import { signWebhook } from 'paywidget-server/testing';
-import { freePort } from '../helpers/free-port.js';
+import { eventually } from '../helpers/eventually.js';
+import { startOnFreePort } from '../helpers/start-on-free-port.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-async function waitFor(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  for (const end = Date.now() + ms; Date.now() < end;) {
-    if (check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 describe.each(['express', 'koa'])('examples/%s with the sandbox', (name) => {
   it('mints through resolveCheckout and fulfils the order when the webhook arrives', async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/with-sandbox.ts', name], { cwd: root, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const { child, port, output } = await startOnFreePort(
+      (port) => spawn(process.execPath, ['--import', 'tsx', 'examples/with-sandbox.ts', name], { cwd: root, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] }),
+      'Merchant backend on',
+    );
+    onTestFailed(() => console.error(`examples/with-sandbox.ts ${name} printed:\n${output()}`));
     try {
-      await waitFor(() => output.includes('Merchant backend on'), 'the example to listen');
-      const paymentUrl = /Sandbox payment service on (\S+);/.exec(output)?.[1];
+      const paymentUrl = /Sandbox payment service on (\S+);/.exec(output())?.[1];
       const minted = await fetch(`http://127.0.0.1:${port}/pay/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1003","amount":1}' });
       expect(minted.status).toBe(200);
       const { widget_token } = (await minted.json()) as { widget_token: string };
@@ -34,15 +26,15 @@ describe.each(['express', 'koa'])('examples/%s with the sandbox', (name) => {
         method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ widget_token, card: { number: '4242424242424242', exp_month: 12, exp_year: 2040, cvc: '123' } }),
       });
-      await waitFor(() => output.includes('fulfil order 1003'), 'the webhook to be handled');
+      await eventually(() => output().includes('fulfil order 1003'), 20_000, 'the webhook to be handled');
 
       // A payment of less than the order owes is acknowledged (so it is not sent again) but not fulfilled.
-      const secret = /PAY_WEBHOOK_SECRET=(\S+)/.exec(output)![1]!;
+      const secret = /PAY_WEBHOOK_SECRET=(\S+)/.exec(output())![1]!;
       const short = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_short', order_id: '1001', amount: 1, currency: 'EUR' } }, secret });
       const delivered = await fetch(`http://127.0.0.1:${port}/pay/webhooks`, { method: 'POST', headers: short.headers, body: short.body as string });
       expect(delivered.status).toBe(200);
-      await waitFor(() => output.includes('for order 1001, which owes 1999 EUR: not fulfilled'), 'the short payment to be flagged');
-      expect(output).not.toContain('fulfil order 1001');
+      await eventually(() => output().includes('for order 1001, which owes 1999 EUR: not fulfilled'), 20_000, 'the short payment to be flagged');
+      expect(output()).not.toContain('fulfil order 1001');
       // Nor is the order paid for again while that payment stands confirmed in the ledger: someone looks into it first.
       const again = await fetch(`http://127.0.0.1:${port}/pay/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1001"}' });
       expect(again.status).toBe(409);
@@ -52,5 +44,5 @@ describe.each(['express', 'koa'])('examples/%s with the sandbox', (name) => {
     } finally {
       child.kill();
     }
-  });
+  }, 90_000);
 });

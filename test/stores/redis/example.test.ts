@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { signWebhook } from 'paywidget-server/testing';
-import { freePort } from '../../helpers/free-port.js';
+import { startOnFreePort } from '../../helpers/start-on-free-port.js';
 import { useRedisUrl } from '../../helpers/redis-server.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
@@ -25,19 +25,16 @@ afterAll(async () => {
 });
 
 async function startExample(): Promise<{ port: number; output: () => string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/express/server.ts'], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), REDIS_URL: url, PAY_API_URL: sandbox.paymentUrl, PAY_MERCHANT_ID: sandbox.merchantId, PAY_MERCHANT_API_KEY: sandbox.apiKey, PAY_WEBHOOK_SECRET: sandbox.webhookSecret },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  for (let i = 0; i < 400 && !output.includes('Merchant backend on'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-  if (!output.includes('Merchant backend on')) throw new Error(`the example did not start:\n${output}`);
-  return { port, output: () => output };
+  const started = await startOnFreePort(
+    (port) => spawn(process.execPath, ['--import', 'tsx', 'examples/express/server.ts'], {
+      cwd: root,
+      env: { ...process.env, PORT: String(port), REDIS_URL: url, PAY_API_URL: sandbox.paymentUrl, PAY_MERCHANT_ID: sandbox.merchantId, PAY_MERCHANT_API_KEY: sandbox.apiKey, PAY_WEBHOOK_SECRET: sandbox.webhookSecret },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+    'Merchant backend on',
+  );
+  children.push(started.child);
+  return started;
 }
 
 describe('examples/express with REDIS_URL', () => {
@@ -58,5 +55,5 @@ describe('examples/express with REDIS_URL', () => {
     expect(answers).toContainEqual({ received: true, duplicate: true });
     const handled = (a!.output() + b!.output()).split(`webhook ${eventId}: payment pay_ex of 1999 EUR (minor units) succeeded: fulfil order 1001.`).length - 1;
     expect(handled).toBe(1);
-  }, 30_000);
+  }, 60_000);
 });
