@@ -92,6 +92,11 @@ function positiveInteger(field: string, value: unknown): number | undefined {
 /** Longer than any status code or order number a platform keeps (Magento's columns hold 32 and 50). */
 const MAX_CODE_LENGTH = 255;
 
+/** Whether an order could have `value` as its increment_id: what a search by increment_id accepts. */
+export function isOrderNumber(value: string): boolean {
+  return codeProblem(value) === undefined;
+}
+
 /**
  * A code sent as a filter value as it is: not blank, no surrounding space (it would match nothing, and the
  * run would report no orders as if none had the status), sendable as UTF-8, and of a plausible length (a

@@ -161,6 +161,22 @@ describe('reconcileOrders', () => {
     expect(later.findings).toEqual([]);
   });
 
+  it('reports a payment for an order id no order number can have as for an unknown order, and goes on with the run', async () => {
+    const own = payFor(sb);
+    const from = new Date(Date.now() - 1_000);
+    // Order ids a payment service echoes as minted; a search by increment_id refuses each.
+    const odd = [' 1001', 'R'.repeat(256), '\ud800'].map((orderId) => sb.payments.create({ status: 'succeeded', orderId, amount: 100, currency: 'EUR' }));
+    const order = sb.commerce.addOrder({ state: 'new', status: 'pending' });
+    const owed = sb.payments.create({ status: 'succeeded', orderId: order.increment_id as string, ...total(order) });
+    for (const { id } of [...odd, owed]) expect((await own.payments.reconcile(id, { budgetMs: 0 })).outcome).toBe('confirmed');
+
+    const report = await own.reconcileOrders({ createdFrom: from, createdTo: new Date(Date.now() + 60_000) });
+    expect(report.findings.map((f) => [f.kind, f.paymentId]).sort()).toEqual([
+      ['payment_confirmed_order_unpaid', owed.id],
+      ...odd.map(({ id }) => ['payment_for_unknown_order', id]),
+    ].sort());
+  });
+
   it('finds a payment confirmed in the window in a Redis ledger written before the index by confirmation time', async () => {
     const redis = await useRedisUrl();
     const client = await connectedRedis(redis.url);
