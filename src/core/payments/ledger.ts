@@ -1,6 +1,7 @@
 import { loggedWhereItArose, PayError } from '../errors.js';
 import type { ForgetCondition, LedgerEntry, LedgerObservation, LedgerQuery, LedgerRecordResult, LedgerStore } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
+import { isWellFormedText } from '../well-formed.js';
 import type { PaymentOutcome } from './options.js';
 import type { PaymentStatus } from './status.js';
 
@@ -67,7 +68,8 @@ export function createLedger(deps: LedgerDeps): Ledger {
       }
     },
     async record(input) {
-      const { paymentId, status, source, orderId, amount, currency } = input;
+      const { paymentId, status, source, amount, currency } = input;
+      const orderId = orderIdToKeep(input, logger);
       const outcome = deps.classify(status);
       // Every field named, absent ones undefined: one object shape on the webhook path (a spread of inputs of varying shape is not).
       const observation: LedgerObservation = { paymentId, status, outcome, source, at: deps.now(), orderId, amount, currency };
@@ -81,4 +83,15 @@ export function createLedger(deps: LedgerDeps): Ledger {
       return result;
     },
   };
+}
+
+/**
+ * The order id as the ledger can keep it. Half a UTF-16 surrogate pair has no UTF-8 encoding: Redis would
+ * store it as U+FFFD and so file the payment under another order's id. Such an id is left out (mintWidgetToken
+ * refuses it, so it names no order of the merchant's).
+ */
+function orderIdToKeep({ orderId, paymentId }: LedgerInput, logger: Logger): string | undefined {
+  if (orderId === undefined || isWellFormedText(orderId)) return orderId;
+  logger.warn({ paymentId }, 'payment names an order id that is not well-formed text (half a UTF-16 surrogate pair); recorded without it');
+  return undefined;
 }

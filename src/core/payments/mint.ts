@@ -3,6 +3,7 @@ import { PayError, invalidInput } from '../errors.js';
 import { assertOk, callUpstream, MERCHANT_CREDENTIALS_HINT, parseJsonBody, refusedCredentials } from '../http.js';
 import { isKnownCurrency } from '../money/index.js';
 import type { Logger } from '../types.js';
+import { isWellFormedText } from '../well-formed.js';
 import { WidgetToken } from './widget-token.js';
 
 /** What a widget token is minted for: decided by the server (`resolveCheckout`, or the order), never by the browser. */
@@ -89,6 +90,8 @@ export function checkMintInput(input: MintInput): MintInput {
   if (typeof orderId !== 'string' || orderId.trim() === '') {
     throw invalidInput('orderId', `orderId must be a non-empty string, the merchant's order reference (got ${describe(orderId)}).`);
   }
+  // The payment ledger files payments under their order id, which must survive UTF-8 (in Redis, say) unchanged.
+  if (!isWellFormedText(orderId)) throw invalidInput('orderId', 'orderId must be well-formed text: it holds half of a UTF-16 surrogate pair, which has no UTF-8 encoding.');
   return { amount, currency, orderId };
 }
 

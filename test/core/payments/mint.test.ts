@@ -59,6 +59,8 @@ describe('mintWidgetToken against the sandbox', () => {
     [{ amount: 100, currency: 'EUR', orderId: '' }, 'orderId'],
     [{ amount: 100, currency: 'EUR', orderId: '   ' }, 'orderId'],
     [{ amount: 100, currency: 'EUR', orderId: 42 }, 'orderId'],
+    // Half a surrogate pair: no UTF-8 encoding, so the ledger (in Redis) could not file payments under it.
+    [{ amount: 100, currency: 'EUR', orderId: 'order-\ud800' }, 'orderId'],
   ])('refuses %o before any call, naming %s', async (input, field) => {
     sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', times: Infinity, status: 500 });
     const error = await rejection(payFor().mintWidgetToken(input as never));

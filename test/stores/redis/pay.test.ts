@@ -104,6 +104,23 @@ describe('webhooks across instances sharing Redis', () => {
   });
 });
 
+describe('the payment ledger in Redis', () => {
+  it('files no payment under an order id with half a surrogate pair: Redis would store it as U+FFFD, another order\'s id', async () => {
+    sb = await commerceSandbox({ orders: 1 });
+    const [pay] = await instances(1);
+    const events = [['pay_lone', 'order-\\ud800'], ['pay_replacement', 'order-\\ufffd']].map(([paymentId, orderId]) => signWebhook({
+      // The JSON escapes as a payment service sends them: the parsed order ids differ only there.
+      payload: `{"type":"payment.succeeded","data":{"payment_id":"${paymentId}","order_id":"${orderId}","amount":100,"currency":"EUR"}}`,
+      secret: sb!.webhookSecret,
+    }));
+    for (const signed of events) expect((await deliver(pay!, signed)).status).toBe(200);
+    expect((await pay!.payments.byOrder('order-\ufffd')).map((entry) => entry.paymentId)).toEqual(['pay_replacement']);
+    const lone = await pay!.payments.get('pay_lone');
+    expect(lone).toMatchObject({ outcome: 'confirmed' });
+    expect(lone!.orderId).toBeUndefined();
+  });
+});
+
 describe('two merchants on one Redis', () => {
   const merchant = (merchantId: string, stores: PayOptions['stores']) => payFor(sb!, { stores, payment: { apiUrl: sb!.paymentUrl, merchantId, apiKey: sb!.apiKey, webhookSecret: sb!.webhookSecret } });
 
