@@ -14,6 +14,15 @@ function strings(reply: unknown): string[] {
   return items.map((item: unknown) => asString(item) ?? '');
 }
 
+/** A ZRANGEBYSCORE … WITHSCORES reply as ids and the last score: flat in RESP2, a pair per entry in RESP3 (node-redis 5). */
+function scoredIds(reply: unknown): { ids: string[]; lastScore: string | undefined } {
+  const items: unknown[] = Array.isArray(reply) ? reply : [];
+  const flat = Array.isArray(items[0]) ? items.flat() : items;
+  const ids: string[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) ids.push(asString(flat[i]) ?? '');
+  return { ids, lastScore: asString(flat.at(-1)) };
+}
+
 /** The entry of the hash at `key`; undefined when there is none. One edited by hand is refused, never read as absent (the mint guard would then charge again). */
 function toEntry(key: string, fields: Record<string, string>): LedgerEntry | undefined {
   if (Object.keys(fields).length === 0) return undefined;
@@ -71,13 +80,27 @@ export class RedisLedgerStore implements LedgerStore {
     const [set, from, to] = listsByUpdate(query)
       ? [this.#updated(query.outcome), query.updatedFrom, query.updatedTo]
       : [this.#outcome(query.outcome), query.firstSeenFrom, query.firstSeenTo];
-    // The ids as they are now (the caller may record while it iterates, as the sweep does), then
-    // their entries a page at a time; an entry whose outcome changed meanwhile is left out.
-    const ids = strings(await this.#redis.command(['ZRANGEBYSCORE', set, from === undefined ? '-inf' : String(from), to === undefined ? '+inf' : String(to)]));
-    for (let i = 0; i < ids.length; i += PAGE) {
-      for (const entry of await this.#entries(ids.slice(i, i + PAGE))) {
-        if (entry && matchesQuery(entry, query)) yield entry;
+    const upTo = to === undefined ? '+inf' : String(to);
+    // A page of the index at a time, from the score after the last page's, so each command costs the
+    // page and not the backlog (a year's ledger, pruned for the first time). An entry moves on in its
+    // index only (updatedAt never goes back): behind the walk it may come again, ahead of it it comes once.
+    for (let after = from === undefined ? '-inf' : String(from); ;) {
+      const { ids, lastScore: last } = scoredIds(await this.#redis.command(['ZRANGEBYSCORE', set, after, upTo, 'WITHSCORES', 'LIMIT', '0', String(PAGE)]));
+      if (ids.length === 0 || last === undefined) return;
+      const full = ids.length === PAGE;
+      if (full) {
+        // Entries recorded in one millisecond share a score: the rest of the last score's come now, all of them.
+        const onPage = new Set(ids);
+        for (const id of strings(await this.#redis.command(['ZRANGEBYSCORE', set, last, last]))) if (!onPage.has(id)) ids.push(id);
+        after = `(${last}`;
       }
+      for (let i = 0; i < ids.length; i += PAGE) {
+        // Each entry as it is now: one that left the outcome meanwhile (a webhook confirmed it) is left out.
+        for (const entry of await this.#entries(ids.slice(i, i + PAGE))) {
+          if (entry && matchesQuery(entry, query)) yield entry;
+        }
+      }
+      if (!full) return;
     }
   }
 

@@ -126,6 +126,22 @@ export function ledgerStoreContract(name: string, make: () => LedgerStore | Prom
       expect(seen).not.toContain('p240');
     });
 
+    it('lists each entry once when many share a millisecond, and lets the caller forget each as it comes (a prune)', async () => {
+      const store = await make();
+      // Three bursts of 150 payments, each within one millisecond: they straddle a page of a store that pages underneath.
+      for (const at of [1_000, 1_001, 1_002]) {
+        await Promise.all(Array.from({ length: 150 }, (_, i) => store.record(observe(`p${at}-${i}`, 'succeeded', 'confirmed', at))));
+      }
+      const seen: string[] = [];
+      for await (const entry of store.list({ outcome: 'confirmed', updatedTo: 5_000 })) {
+        seen.push(entry.paymentId);
+        expect(await store.forget(entry.paymentId, { kind: 'settled', updatedTo: 5_000 })).toBe(true);
+      }
+      expect(new Set(seen).size).toBe(450);
+      expect(seen.map((id) => id.slice(0, 5))).toEqual([...Array(150).fill('p1000'), ...Array(150).fill('p1001'), ...Array(150).fill('p1002')]);
+      expect(await collect(store.list({ outcome: 'confirmed' }))).toEqual([]);
+    });
+
     it('forgets an entry only while it meets the condition: never learned a status, or settled at or before a time', async () => {
       const store = await make();
       await store.record(observe('unknown', null, 'unresolved', 1_000));

@@ -237,6 +237,27 @@ describe('RedisLedgerStore', () => {
     expect(seen).not.toContain('p300');
   });
 
+  it('reads its index a page at a time, so a long backlog (the first prune after a year) costs each command a page', async () => {
+    const { prefix } = fresh(() => ioredis);
+    let largestReply = 0;
+    const measuring: RedisClientLike = {
+      call: async (command: string, ...args: string[]) => {
+        const reply = await ioredis.call(command, ...args);
+        if (command === 'ZRANGEBYSCORE') largestReply = Math.max(largestReply, (reply as unknown[]).length);
+        return reply;
+      },
+    };
+    const ledger = redisStores(measuring, { prefix }).ledger;
+    for (let batch = 0; batch < 10; batch++) {
+      await Promise.all(Array.from({ length: 100 }, (_, i) => ledger.record({ paymentId: `p${batch * 100 + i}`, status: 'succeeded', outcome: 'confirmed', source: 'webhook', at: 1_000 + batch * 100 + i })));
+    }
+    const seen: string[] = [];
+    for await (const entry of ledger.list({ outcome: 'confirmed', updatedTo: 5_000 })) seen.push(entry.paymentId);
+    expect(seen).toEqual(Array.from({ length: 1_000 }, (_, i) => `p${i}`));
+    // 200 ids and their scores at most: not the 1,000 ids of the whole range.
+    expect(largestReply).toBeLessThanOrEqual(400);
+  });
+
   it('forgets an entry whose order changed between reading it and removing it (filled in, or gone), and takes it out of its order', async () => {
     const prefix = `${runPrefix}${randomUUID()}:`;
     const ledger = redisStores(ioredis, { prefix }).ledger;
