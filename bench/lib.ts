@@ -9,7 +9,12 @@ export interface Figure {
   reference?: string;
   /** Optional target ratio against the reference, printed beside the ratio. */
   target?: string;
+  /** The lowest and highest ratio of single rounds, when the figure is a median of several. */
+  rounds?: RatioRange;
 }
+
+/** The lowest and highest of several ratios. */
+export type RatioRange = [low: number, high: number];
 
 /** Median microseconds per call over several rounds, after a warm-up. */
 export function timePerCall(fn: () => unknown, { iterations = 20_000, rounds = 7 } = {}): number {
@@ -33,7 +38,7 @@ export function printTable(title: string, figures: Figure[]): void {
     return [
       f.name,
       `${format(f.value)} ${f.unit}`,
-      ref ? `${ratio!.toFixed(2)}× ${f.reference}` : 'reference',
+      ref ? `${ratio!.toFixed(2)}× ${f.reference}${f.rounds ? ` (rounds ${f.rounds[0].toFixed(2)}–${f.rounds[1].toFixed(2)}×)` : ''}` : 'reference',
       f.target ?? '',
     ];
   });
