@@ -135,4 +135,11 @@ export async function benchWebhookThroughput(): Promise<void> {
     { name: 'koa hand-written, same guarantees', unit: 'req/s', value: guarded },
     { name: 'koa payRouter', unit: 'req/s', value: library, reference: 'koa hand-written, same guarantees', rounds },
   ]);
+
+  // Where the gap lies: payRouter and the Node bridge over a core doing only the hand-written work.
+  const [hand, adapted, adapterRounds] = await compare('koa-hand', 'koa-adapter');
+  printTable('The adapter alone on Koa: payRouter and the Node bridge around the hand-written work instead of the core', [
+    { name: 'koa hand-written', unit: 'req/s', value: hand },
+    { name: 'koa payRouter over the hand-written work', unit: 'req/s', value: adapted, reference: 'koa hand-written', rounds: adapterRounds },
+  ]);
 }

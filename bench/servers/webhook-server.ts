@@ -2,8 +2,9 @@
  * One webhook receiver per process, for the throughput benchmark: the library through an adapter,
  * or a hand-written handler doing the same work in the same framework (raw body, HMAC,
  * constant-time compare, dedupe in a Set, JSON parse). Prints its port on stdout.
- *   tsx bench/servers/webhook-server.ts express-library|express-hand|koa-library|koa-hand|express-redis
+ *   tsx bench/servers/webhook-server.ts express-library|express-hand|koa-library|koa-hand|koa-hand-guarded|koa-adapter|express-redis
  * express-redis: the library with its stores in Redis (REDIS_URL), under a prefix of its own.
+ * koa-adapter: payRouter and the Node bridge over a core that does only the hand-written work: what the adapter costs.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
@@ -14,7 +15,7 @@ import express from 'express';
 import Koa from 'koa';
 import { Redis } from 'ioredis';
 import getRawBody from 'raw-body';
-import { createPay } from 'paywidget-server';
+import { createPay, type Pay, type PayRequest, type PayResponse } from 'paywidget-server';
 import { payMiddleware } from 'paywidget-server/express';
 import { payRouter } from 'paywidget-server/koa';
 import { redisStores } from 'paywidget-server/redis';
@@ -109,6 +110,19 @@ function listener(): RequestListener {
     case 'koa-library': {
       const app = new Koa();
       app.use(payRouter(pay, { prefix: '/pay' }).routes());
+      return app.callback();
+    }
+    case 'koa-adapter': {
+      // The same instance, its webhook route answered by the hand-written handler instead of the core's.
+      const headers = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
+      const handle = async (request: PayRequest): Promise<PayResponse | null> => {
+        if (request.path !== '/webhooks') return pay.handle(request);
+        // Node's incoming headers and the body raw-body read: what the Node bridge hands the core.
+        const result = handWritten(request.rawBody as Buffer, request.headers as Record<string, string | undefined>, seen);
+        return { status: result.status, headers: { ...headers }, body: result.body };
+      };
+      const app = new Koa();
+      app.use(payRouter({ ...pay, handle } as Pay, { prefix: '/pay' }).routes());
       return app.callback();
     }
     case 'koa-hand':
