@@ -57,7 +57,8 @@ export function createLedger(deps: LedgerDeps): Ledger {
   };
   return {
     get: (paymentId) => guard('read an entry', paymentId, () => store.get(paymentId)),
-    byOrder: (orderId) => guard('read the entries of an order', undefined, () => store.byOrder(orderId)),
+    // No payment is filed under an order id that is not well-formed text (see orderIdToKeep); Redis would read another's.
+    byOrder: async (orderId) => (isWellFormedText(orderId) ? guard('read the entries of an order', undefined, () => store.byOrder(orderId)) : []),
     forget: (paymentId, condition) => guard('remove an entry', paymentId, () => store.forget(paymentId, condition)),
     async *list(query) {
       const iterator = store.list(query)[Symbol.asyncIterator]();

@@ -115,6 +115,8 @@ describe('the payment ledger in Redis', () => {
     }));
     for (const signed of events) expect((await deliver(pay!, signed)).status).toBe(200);
     expect((await pay!.payments.byOrder('order-\ufffd')).map((entry) => entry.paymentId)).toEqual(['pay_replacement']);
+    // Nor is another order's payment read back for it (the key would be the other order's).
+    expect(await pay!.payments.byOrder('order-\ud800')).toEqual([]);
     const lone = await pay!.payments.get('pay_lone');
     expect(lone).toMatchObject({ outcome: 'confirmed' });
     expect(lone!.orderId).toBeUndefined();
