@@ -179,6 +179,7 @@ function servedApp(app: string): ServedApp {
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
       'Ready in',
+      60_000,
     );
     server = started.child;
     served.output = started.output;

@@ -13,6 +13,7 @@ describe.each(['express', 'koa'])('examples/%s with the sandbox', (name) => {
     const { child, port, output } = await startOnFreePort(
       (port) => spawn(process.execPath, ['--import', 'tsx', 'examples/with-sandbox.ts', name], { cwd: root, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] }),
       'Merchant backend on',
+      30_000,
     );
     onTestFailed(() => console.error(`examples/with-sandbox.ts ${name} printed:\n${output()}`));
     try {

@@ -10,11 +10,12 @@ export interface StartedProcess {
 
 /**
  * Spawns a server (`spawnOn` must pipe stdout and stderr) on a port nobody listens on, and resolves once it
- * prints `ready`. Rejects with what it printed when it exits or stays silent first. Another test's server can
+ * prints `ready`. Rejects with what it printed when it exits or stays silent for `ms` (keep it under the
+ * test's time-out, else the test times out without the output, leaving the child running). Another test's server can
  * take the port between the probe and the child's listen: a child that says its port is in use is started
  * again on a new one.
  */
-export async function startOnFreePort(spawnOn: (port: number) => ChildProcess, ready: string, ms = 30_000): Promise<StartedProcess> {
+export async function startOnFreePort(spawnOn: (port: number) => ChildProcess, ready: string, ms = 15_000): Promise<StartedProcess> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const child = spawnOn(port);
@@ -31,7 +32,8 @@ export async function startOnFreePort(spawnOn: (port: number) => ChildProcess, r
       };
       child.stdout!.on('data', onData);
       child.stderr!.on('data', onData);
-      child.once('exit', (code, signal) => settle(`exited (${signal ?? code}) before it printed "${ready}"`));
+      // 'close', not 'exit': by then everything it printed has been read.
+      child.once('close', (code, signal) => settle(`exited (${signal ?? code}) before it printed "${ready}"`));
     });
     if (outcome === undefined) return { child, port, output: () => output };
     child.kill('SIGKILL');

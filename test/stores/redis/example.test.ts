@@ -32,6 +32,7 @@ async function startExample(): Promise<{ port: number; output: () => string }> {
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
     'Merchant backend on',
+    25_000,
   );
   children.push(started.child);
   return started;
