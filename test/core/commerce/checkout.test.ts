@@ -95,6 +95,18 @@ describe('POST /widget-token from a commerce order', () => {
     expect(await mintFor(pay, { order_id: '000000007' })).toMatchObject({ status: 400, json: { error: { code: 'INVALID_INPUT', details: { field: 'order_id' } } } });
   });
 
+  it('answers a missing order with its id only: the platform\'s words, whose parameters could quote a customer, stay out of the answer', async () => {
+    const order = sb.commerce.addOrder({ state: 'new', status: 'pending' });
+    sb.commerce.faults.inject({
+      route: `GET /rest/default/V1/orders/${order.entity_id}`,
+      status: 404,
+      body: JSON.stringify({ message: 'Invalid value of "%1" provided for the %2 field.', parameters: ['ada@example.com / 3 Oak Ave', 'customer_email'] }),
+    });
+    const answer = await mintFor(pay, { order_id: order.entity_id });
+    expect(answer).toMatchObject({ status: 404, json: { error: { code: 'ORDER_NOT_FOUND', message: `Order ${order.entity_id} was not found on the commerce platform.` } } });
+    expect(JSON.stringify(answer.json)).not.toContain('ada@example.com');
+  });
+
   it('never takes the amount from the browser', async () => {
     const order = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: 'EUR', grand_total: 50, total_due: 50 });
     const res = await mintFor(pay, { order_id: order.entity_id, amount: 1, currency: 'JPY' });
