@@ -15,19 +15,34 @@ export interface MagentoErrorBody {
   [key: string]: unknown;
 }
 
+const MAX_MESSAGE_LENGTH = 2_000;
+const MAX_PARAMETERS = 100;
+
+/** A parameter as text: a value, or a list of values; anything nested is left out (as text it says nothing, and it can be deep enough to overflow the stack). */
+function parameterText(value: unknown): string | undefined {
+  const scalar = (v: unknown) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || v === null;
+  if (scalar(value)) return String(value);
+  const values = Array.isArray(value) ? value.slice(0, MAX_PARAMETERS).filter(scalar) : [];
+  return values.length > 0 ? values.map(String).join(', ') : undefined;
+}
+
 /**
  * The message with its parameters put in: `%1` → parameters[0], `%name` → parameters.name. As Magento's
  * renderer (strtr over the placeholders of the keys present), so `%1st` is `%1` then `st`, a longer key
  * wins (`%12` over `%1`), and a replacement is not scanned again.
  */
 export function formatMagentoMessage(message: string, parameters?: unknown): string {
+  // Bounded before the work: the body is the platform's (or a proxy's) word, and a long message with many
+  // parameters would hold the event loop for seconds. No error message a person reads is longer.
+  if (message.length > MAX_MESSAGE_LENGTH) message = `${message.slice(0, MAX_MESSAGE_LENGTH)}…`;
   if (parameters === undefined || parameters === null || typeof parameters !== 'object') return message;
   const entries: Array<[string, unknown]> = Array.isArray(parameters)
-    ? parameters.map((value, i) => [`%${i + 1}`, value])
-    : Object.entries(parameters).map(([key, value]) => [`%${key}`, value]);
+    ? parameters.slice(0, MAX_PARAMETERS).map((value, i) => [`%${i + 1}`, value])
+    : Object.entries(parameters).slice(0, MAX_PARAMETERS).map(([key, value]) => [`%${key}`, value]);
   const pairs = new Map<string, string>();
   for (const [key, value] of entries) {
-    if (value !== undefined && key.length > 1) pairs.set(key, Array.isArray(value) ? value.map(String).join(', ') : String(value));
+    const text = parameterText(value);
+    if (text !== undefined && key.length > 1) pairs.set(key, text);
   }
   if (pairs.size === 0) return message;
   const keys = [...pairs.keys()].sort((a, b) => b.length - a.length);
@@ -49,11 +64,15 @@ export function formatMagentoMessage(message: string, parameters?: unknown): str
 export function readMagentoError(response: UpstreamResponse): MagentoErrorBody | undefined {
   try {
     const body: unknown = JSON.parse(textDecoder.decode(response.body));
-    if (typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string') return body as MagentoErrorBody;
+    if (isMagentoError(body)) return body as MagentoErrorBody;
   } catch {
     // not JSON: no Magento body
   }
   return undefined;
+}
+
+function isMagentoError(value: unknown): value is { message: string; parameters?: unknown } {
+  return typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string';
 }
 
 /** What Magento answers (404) for a path or method it has no route for: the URL is wrong, nothing is missing. */
@@ -66,7 +85,10 @@ export function isNoRoute(body: MagentoErrorBody | undefined): boolean {
 /** Everything a Magento body says, for people: the message and its input errors, parameters put in. */
 export function describeMagentoError(body: MagentoErrorBody): string {
   const main = formatMagentoMessage(body.message, body.parameters);
-  const details = Array.isArray(body.errors) ? body.errors.map((e) => formatMagentoMessage(String(e.message), e.parameters)) : [];
+  // Each input error as Magento shapes it; anything else in the list (a null, a string) is passed over.
+  const details = Array.isArray(body.errors)
+    ? body.errors.slice(0, MAX_PARAMETERS).flatMap((e: unknown) => (isMagentoError(e) ? [formatMagentoMessage(e.message, e.parameters)] : []))
+    : [];
   return details.length ? `${main} (${details.join('; ')})` : main;
 }
 

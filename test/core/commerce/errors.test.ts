@@ -29,6 +29,29 @@ describe('formatMagentoMessage: Magento\'s renderer (strtr over the parameter ke
   });
 });
 
+describe('a Magento body of odd shape (a proxy\'s, or a hostile one)', () => {
+  it('puts in values and lists of values only: a nested parameter is left as its placeholder, however deep', () => {
+    let deep: unknown = ['bottom'];
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    expect(formatMagentoMessage('bad %1 and %2', [deep, ['a', 'b', ['c']]])).toBe('bad %1 and a, b');
+    expect(formatMagentoMessage('%field is %value', { field: { nested: true }, value: null })).toBe('%field is null');
+  });
+
+  it('bounds the message and the parameters it works through, so a huge body cannot hold the event loop', () => {
+    const parameters = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, 'v']));
+    const formatted = formatMagentoMessage('%'.repeat(200_000), parameters);
+    expect(formatted).toBe(`${'%'.repeat(2_000)}…`);
+    // A parameter past the hundredth is not put in.
+    expect(formatMagentoMessage('%k0 and %last', { ...parameters, last: 'L' })).toBe('v and %last');
+  });
+
+  it('passes over input errors that are not Magento\'s shape', () => {
+    const error = commerceFailure('the read of order 1', answer(400, { message: 'Bad request', errors: [null, 'text', 7, { message: 'Field %1 is wrong', parameters: ['x'] }] }));
+    expect(error.code).toBe('COMMERCE_ERROR');
+    expect(error.message).toContain('Bad request (Field x is wrong)');
+  });
+});
+
 describe('the page-size cap and the store hints', () => {
   it('learns the cap from Magento 2.4.7\'s named parameter and from the older positional one', () => {
     expect(pageSizeCapOf({ message: 'Maximum SearchCriteria pageSize is %max', parameters: { max: 300 } })).toBe(300);

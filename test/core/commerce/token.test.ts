@@ -89,6 +89,22 @@ describe('admin token', () => {
     expect(sb.commerce.stats().tokenRequests).toBe(1);
   });
 
+  it('takes a refusal whose error list holds odd entries (a null, a string) as a refusal, and remembers it', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    sb.commerce.faults.inject({
+      route: 'POST /rest/default/V1/integration/admin/token',
+      status: 401,
+      body: JSON.stringify({ message: 'The account sign-in was incorrect or your account is disabled temporarily.', errors: [null, 'x', { message: 'Invalid login %1', parameters: [[[['deep']]]] }] }),
+      times: Infinity,
+    });
+    const pay = payFor(sb);
+    const errors = [await rejection(pay.orders.get(1)), ...(await Promise.all([2, 3, 4].map((id) => rejection(pay.orders.get(id)))))];
+    for (const error of errors) expect(error).toMatchObject({ code: 'COMMERCE_AUTH_FAILED', status: 502 });
+    expect(errors[0]!.message).toContain('The account sign-in was incorrect or your account is disabled temporarily. (Invalid login %1)');
+    // One login, as for any refusal: a platform locks the account after a few.
+    expect(sb.commerce.faults.list()[0]?.hits).toBe(1);
+  });
+
   it('remembers a refused login for a minute: calls meanwhile fail with its error, without logging in', async () => {
     let clock = Date.UTC(2030, 0, 1);
     // Three refused logins in a row lock the account: one login per call would lock it below.
