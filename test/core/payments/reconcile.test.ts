@@ -235,6 +235,17 @@ describe('reconcile', () => {
     expect(sb.faults.list().find((f) => f.id === hanging)!.hits).toBe(1);
   });
 
+  it.each([['pay_other'], [123]])('refuses a status answer naming another payment (%j): a proxy or cache mixing up answers, and records nothing', async (other) => {
+    const pay = payFor(sb, { logger });
+    const { paymentId, clientToken } = await payByBank(pay, sb);
+    secrets.push(clientToken);
+    sb.faults.inject({ route: `GET /api/v1/payments/${paymentId}/status`, status: 200, body: JSON.stringify({ payment_id: other, status: 'succeeded' }), times: Infinity });
+    const error = await rejection(pay.payments.status(paymentId, { clientToken }));
+    expect(error).toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', status: 502 });
+    expect(error.message).toContain(`with the status of another payment (${other})`);
+    expect(await pay.payments.get(paymentId)).toBeUndefined();
+  });
+
   it('stops at once on a redirect (an out-of-date address), naming where it points, not polling the budget away', async () => {
     const pay = payFor(sb, { logger });
     const { paymentId, clientToken } = await payByBank(pay, sb);
