@@ -136,8 +136,10 @@ export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: str
     throw new PayError('UPSTREAM_INVALID_RESPONSE', `The payment service answered the status call for ${paymentId} without a status.`, { details: { service: 'payment', paymentId } });
   }
   // A proxy or cache answering for another payment would have this one recorded with that one's status.
-  if (body?.payment_id != null && body.payment_id !== paymentId) {
-    throw new PayError('UPSTREAM_INVALID_RESPONSE', `The payment service answered the status call for ${paymentId} with the status of another payment (${String(body.payment_id).slice(0, 60)}).`, { details: { service: 'payment', paymentId } });
+  // A service with numeric ids may send the id as a number: the same payment all the same.
+  const answeredFor = typeof body?.payment_id === 'number' ? String(body.payment_id) : body?.payment_id;
+  if (answeredFor != null && answeredFor !== paymentId) {
+    throw new PayError('UPSTREAM_INVALID_RESPONSE', `The payment service answered the status call for ${paymentId} with the status of another payment (${String(answeredFor).slice(0, 60)}).`, { details: { service: 'payment', paymentId } });
   }
   const result: PaymentStatus = { paymentId, status, outcome: ctx.classify(status) };
   const orderId = body?.order_id ?? body?.orderId;

@@ -246,6 +246,12 @@ describe('reconcile', () => {
     expect(await pay.payments.get(paymentId)).toBeUndefined();
   });
 
+  it('takes a status answer naming the payment by a number for that payment (a service with numeric ids)', async () => {
+    const pay = payFor(sb, { logger });
+    sb.faults.inject({ route: 'GET /api/v1/payments/123/status', status: 200, body: JSON.stringify({ payment_id: 123, status: 'succeeded' }), times: Infinity });
+    expect(await pay.payments.status('123')).toMatchObject({ paymentId: '123', status: 'succeeded', outcome: 'confirmed' });
+  });
+
   it('stops at once on a redirect (an out-of-date address), naming where it points, not polling the budget away', async () => {
     const pay = payFor(sb, { logger });
     const { paymentId, clientToken } = await payByBank(pay, sb);
