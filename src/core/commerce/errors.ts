@@ -134,6 +134,11 @@ const PAGE_SIZE_CAP = /Maximum SearchCriteria pageSize is (\d+)/i;
  */
 const UNKNOWN_STORE = /store that was requested wasn't found/i;
 
+/** Older Magento's 404 for a store code in the URL that no store view has: COMMERCE_SCOPE is wrong, nothing is missing. */
+export function isUnknownStore(body: MagentoErrorBody | undefined): boolean {
+  return body !== undefined && UNKNOWN_STORE.test(body.message);
+}
+
 /** The cap in a "Maximum SearchCriteria pageSize is N" refusal, if that is what the body says. */
 export function pageSizeCapOf(body: MagentoErrorBody | undefined): number | undefined {
   if (!body) return undefined;
@@ -162,7 +167,7 @@ export function commerceFailure(what: string, response: UpstreamResponse, noRout
 /** What to change, for the refusals a setting causes; empty for the others. */
 function whatToCheck(body: MagentoErrorBody, maxPageSize: number | undefined, noRouteHint: string): string {
   if (isNoRoute(body)) return `; the platform has no such path for this method: check ${noRouteHint}`;
-  if (UNKNOWN_STORE.test(body.message)) return '; no store view has the code in the URL: check COMMERCE_SCOPE (commerce.scope), or leave it unset for `default`';
+  if (isUnknownStore(body)) return '; no store view has the code in the URL: check COMMERCE_SCOPE (commerce.scope), or leave it unset for `default`';
   if (maxPageSize !== undefined) return `; ask for at most ${maxPageSize} orders a page (pageSize), or page with orders.iterate(), which keeps to the cap`;
   return '';
 }

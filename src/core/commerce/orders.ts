@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { invalidInput, PayError } from '../errors.js';
 import type { Logger } from '../types.js';
 import type { CommerceClient } from './client.js';
-import { CommerceError, commerceFailure, commerceJson, isNoRoute, readMagentoError } from './errors.js';
+import { CommerceError, commerceFailure, commerceJson, isNoRoute, isUnknownStore, readMagentoError } from './errors.js';
 import { orderSchema, orderSearchResultSchema, type CommerceOrder, type CommerceSearchResult } from './schemas.js';
 import type { UpstreamResponse } from '../http.js';
 import { compileGuard } from './schema-guard.js';
@@ -103,9 +103,10 @@ export class OrderReader {
     const response = await this.client.read(`/orders/${id}`, undefined, options?.signal);
     if (response.status === 404) {
       const body = readMagentoError(response);
-      // A 404 without Magento's body, or with its "no route" body, is a wrong URL, not a missing order.
-      // Answered to the browser as it is (404): the platform's words stay in `body`, whose parameters could quote customer data.
-      if (body && !isNoRoute(body)) throw new CommerceError('ORDER_NOT_FOUND', `Order ${id} was not found on the commerce platform.`, { upstreamStatus: 404, body, details: { entityId: id } });
+      // A 404 without Magento's body, or with its "no route" or "no such store" body, is a wrong URL or scope,
+      // not a missing order. Answered to the browser as it is (404): the platform's words stay in `body`, whose
+      // parameters could quote customer data.
+      if (body && !isNoRoute(body) && !isUnknownStore(body)) throw new CommerceError('ORDER_NOT_FOUND', `Order ${id} was not found on the commerce platform.`, { upstreamStatus: 404, body, details: { entityId: id } });
     }
     if (!response.ok) throw commerceFailure(`the read of order ${id}`, response);
     const order = validate<CommerceOrder>(commerceJson(response, `the read of order ${id}`), isOrder, orderSchema, `order ${id}`);

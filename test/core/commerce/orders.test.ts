@@ -48,6 +48,13 @@ describe('orders.get', () => {
     expect(error.message).toContain('check COMMERCE_URL');
   });
 
+  it('does not take older Magento\'s "store not found" 404 for a missing order: it names COMMERCE_SCOPE', async () => {
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders/:id', status: 404, body: JSON.stringify({ message: "The store that was requested wasn't found. Verify the store and try again." }) });
+    const error = await rejection(payFor(sb).orders.get(1));
+    expect(error.code).toBe('COMMERCE_ERROR');
+    expect(error.message).toContain('check COMMERCE_SCOPE');
+  });
+
   it('does not take Magento\'s "no route" 404 for a missing order: the path or read method is wrong', async () => {
     // What stock Magento answers a POST read (readMethod: 'POST' where only GET is routed), or a proxy that routes only part of /V1.
     sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders/:id', status: 404, body: '{"message":"Request does not match any route."}', times: 2 });
