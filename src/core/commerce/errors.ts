@@ -15,15 +15,27 @@ export interface MagentoErrorBody {
   [key: string]: unknown;
 }
 
+/** Longest platform text quoted in an error: no message a person reads is longer, and the body is the platform's (or a proxy's) word. */
 const MAX_MESSAGE_LENGTH = 2_000;
 const MAX_PARAMETERS = 100;
+const MAX_PARAMETER_LENGTH = 200;
 
-/** A parameter as text: a value, or a list of values; anything nested is left out (as text it says nothing, and it can be deep enough to overflow the stack). */
-function parameterText(value: unknown): string | undefined {
+/** `text` cut to `max` characters, marked with `…`, never between the two halves of a surrogate pair. */
+export function cutText(text: string, max = MAX_MESSAGE_LENGTH): string {
+  if (text.length <= max) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
+}
+
+/**
+ * A parameter as text: a value, or a list of values, cut short; anything nested is left out (as text it says
+ * nothing, and it can be deep enough to overflow the stack).
+ */
+export function parameterText(value: unknown): string | undefined {
   const scalar = (v: unknown) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || v === null;
-  if (scalar(value)) return String(value);
+  if (scalar(value)) return cutText(String(value), MAX_PARAMETER_LENGTH);
   const values = Array.isArray(value) ? value.slice(0, MAX_PARAMETERS).filter(scalar) : [];
-  return values.length > 0 ? values.map(String).join(', ') : undefined;
+  return values.length > 0 ? cutText(values.map(String).join(', '), MAX_PARAMETER_LENGTH) : undefined;
 }
 
 /**
@@ -32,9 +44,9 @@ function parameterText(value: unknown): string | undefined {
  * wins (`%12` over `%1`), and a replacement is not scanned again.
  */
 export function formatMagentoMessage(message: string, parameters?: unknown): string {
-  // Bounded before the work: the body is the platform's (or a proxy's) word, and a long message with many
-  // parameters would hold the event loop for seconds. No error message a person reads is longer.
-  if (message.length > MAX_MESSAGE_LENGTH) message = `${message.slice(0, MAX_MESSAGE_LENGTH)}…`;
+  // Bounded before the work and after it: a long message with many parameters would hold the event loop for
+  // seconds, and one placeholder repeated could multiply a parameter past what a string can hold.
+  message = cutText(message);
   if (parameters === undefined || parameters === null || typeof parameters !== 'object') return message;
   const entries: Array<[string, unknown]> = Array.isArray(parameters)
     ? parameters.slice(0, MAX_PARAMETERS).map((value, i) => [`%${i + 1}`, value])
@@ -47,7 +59,7 @@ export function formatMagentoMessage(message: string, parameters?: unknown): str
   if (pairs.size === 0) return message;
   const keys = [...pairs.keys()].sort((a, b) => b.length - a.length);
   let out = '';
-  for (let i = 0; i < message.length;) {
+  for (let i = 0; i < message.length && out.length <= MAX_MESSAGE_LENGTH;) {
     const key = message[i] === '%' ? keys.find((k) => message.startsWith(k, i)) : undefined;
     if (key === undefined) {
       out += message[i];
@@ -57,7 +69,7 @@ export function formatMagentoMessage(message: string, parameters?: unknown): str
       i += key.length;
     }
   }
-  return out;
+  return cutText(out);
 }
 
 /** The Magento error body of a response, when it has one. */
@@ -89,7 +101,7 @@ export function describeMagentoError(body: MagentoErrorBody): string {
   const details = Array.isArray(body.errors)
     ? body.errors.slice(0, MAX_PARAMETERS).flatMap((e: unknown) => (isMagentoError(e) ? [formatMagentoMessage(e.message, e.parameters)] : []))
     : [];
-  return details.length ? `${main} (${details.join('; ')})` : main;
+  return cutText(details.length ? `${main} (${details.join('; ')})` : main);
 }
 
 export interface CommerceErrorOptions {

@@ -45,6 +45,17 @@ describe('a Magento body of odd shape (a proxy\'s, or a hostile one)', () => {
     expect(formatMagentoMessage('%k0 and %last', { ...parameters, last: 'L' })).toBe('v and %last');
   });
 
+  it('bounds what it puts in too: a placeholder repeated cannot multiply a long parameter past what a string holds', () => {
+    const formatted = formatMagentoMessage('%1'.repeat(1_000), ['x'.repeat(600_000)]);
+    expect(formatted.length).toBeLessThanOrEqual(2_001);
+    expect(formatted.endsWith('…')).toBe(true);
+  });
+
+  it('cuts a long message between characters, never inside a surrogate pair', () => {
+    const formatted = formatMagentoMessage(`${'a'.repeat(1_999)}\u{1F600}tail`);
+    expect(formatted).toBe(`${'a'.repeat(1_999)}…`);
+  });
+
   it('passes over input errors that are not Magento\'s shape', () => {
     const error = commerceFailure('the read of order 1', answer(400, { message: 'Bad request', errors: [null, 'text', 7, { message: 'Field %1 is wrong', parameters: ['x'] }] }));
     expect(error.code).toBe('COMMERCE_ERROR');

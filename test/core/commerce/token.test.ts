@@ -105,6 +105,28 @@ describe('admin token', () => {
     expect(sb.commerce.faults.list()[0]?.hits).toBe(1);
   });
 
+  it('remembers refusals whose bodies would make their message huge or deep (a repeated placeholder, a nested provider list)', async () => {
+    // Written out: JSON.stringify itself cannot nest 20,000 deep.
+    const deep = `${'['.repeat(20_000)}"google"${']'.repeat(20_000)}`;
+    const bodies = [
+      { code: 'COMMERCE_AUTH_FAILED', body: JSON.stringify({ message: '%1'.repeat(1_000), parameters: ['x'.repeat(600_000)] }) },
+      { code: 'COMMERCE_TWO_FACTOR_REQUIRED', body: `{"message":"Please use the 2fa provider-specific endpoints to obtain a token.${'!'.repeat(200_000)}","parameters":{"active_providers":[${deep},"google"]}}` },
+    ];
+    for (const { code, body } of bodies) {
+      sb = await commerceSandbox({ orders: 5 });
+      sb.commerce.faults.inject({ route: 'POST /rest/default/V1/integration/admin/token', status: 401, body, times: Infinity });
+      const pay = payFor(sb);
+      const errors = [await rejection(pay.orders.get(1)), ...(await Promise.all([2, 3].map((id) => rejection(pay.orders.get(id)))))];
+      for (const error of errors) {
+        expect(error.code).toBe(code);
+        expect(error.message.length).toBeLessThan(3_000);
+      }
+      expect(sb.commerce.faults.list()[0]?.hits).toBe(1);
+      await sb.close();
+      sb = undefined;
+    }
+  });
+
   it('remembers a refused login for a minute: calls meanwhile fail with its error, without logging in', async () => {
     let clock = Date.UTC(2030, 0, 1);
     // Three refused logins in a row lock the account: one login per call would lock it below.
