@@ -1,6 +1,7 @@
 import { invalidInput, PayError, toPayError, wasLogged } from './errors.js';
 import type { Logger, PayRequest, PayResponse } from './types.js';
 import { utf8Length } from './utf8-length.js';
+import { cutText } from './well-formed.js';
 
 export type RouteParams = Record<string, string>;
 export type RouteHandler = (request: PayRequest, params: RouteParams) => Promise<PayResponse>;
@@ -145,6 +146,6 @@ const MALFORMED = new WeakMap<RouteParams, { name: string; segment: string }>();
 function malformedSegment(request: PayRequest, params: RouteParams): PayResponse | undefined {
   const malformed = MALFORMED.get(params);
   if (!malformed) return undefined;
-  const shown = malformed.segment.length > 60 ? `${malformed.segment.slice(0, 60)}…` : malformed.segment;
+  const shown = cutText(malformed.segment, 60);
   return invalidInput(malformed.name, `The path segment for ${malformed.name} in ${request.method} ${request.path.slice(0, 200)} is not valid percent-encoding (${JSON.stringify(shown)}): encode it with encodeURIComponent.`).toResponse();
 }

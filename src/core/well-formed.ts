@@ -5,3 +5,10 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export function isWellFormedText(text: string): boolean {
   return !LONE_SURROGATE.test(text);
 }
+
+/** `text` cut to `max` characters, marked with `…`, never between the two halves of a surrogate pair. */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
+}

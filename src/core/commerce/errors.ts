@@ -1,5 +1,6 @@
 import { PayError, type PayErrorCode } from '../errors.js';
 import { parseJsonBody, type UpstreamResponse } from '../http.js';
+import { cutText } from '../well-formed.js';
 
 const textDecoder = new TextDecoder();
 
@@ -16,16 +17,9 @@ export interface MagentoErrorBody {
 }
 
 /** Longest platform text quoted in an error: no message a person reads is longer, and the body is the platform's (or a proxy's) word. */
-const MAX_MESSAGE_LENGTH = 2_000;
+export const MAX_PLATFORM_TEXT = 2_000;
 const MAX_PARAMETERS = 100;
 const MAX_PARAMETER_LENGTH = 200;
-
-/** `text` cut to `max` characters, marked with `…`, never between the two halves of a surrogate pair. */
-export function cutText(text: string, max = MAX_MESSAGE_LENGTH): string {
-  if (text.length <= max) return text;
-  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
-  return `${text.slice(0, end)}…`;
-}
 
 /**
  * A parameter as text: a value, or a list of values, cut short; anything nested is left out (as text it says
@@ -46,7 +40,7 @@ export function parameterText(value: unknown): string | undefined {
 export function formatMagentoMessage(message: string, parameters?: unknown): string {
   // Bounded before the work and after it: a long message with many parameters would hold the event loop for
   // seconds, and one placeholder repeated could multiply a parameter past what a string can hold.
-  message = cutText(message);
+  message = cutText(message, MAX_PLATFORM_TEXT);
   if (parameters === undefined || parameters === null || typeof parameters !== 'object') return message;
   const entries: Array<[string, unknown]> = Array.isArray(parameters)
     ? parameters.slice(0, MAX_PARAMETERS).map((value, i) => [`%${i + 1}`, value])
@@ -59,7 +53,7 @@ export function formatMagentoMessage(message: string, parameters?: unknown): str
   if (pairs.size === 0) return message;
   const keys = [...pairs.keys()].sort((a, b) => b.length - a.length);
   let out = '';
-  for (let i = 0; i < message.length && out.length <= MAX_MESSAGE_LENGTH;) {
+  for (let i = 0; i < message.length && out.length <= MAX_PLATFORM_TEXT;) {
     const key = message[i] === '%' ? keys.find((k) => message.startsWith(k, i)) : undefined;
     if (key === undefined) {
       out += message[i];
@@ -69,7 +63,7 @@ export function formatMagentoMessage(message: string, parameters?: unknown): str
       i += key.length;
     }
   }
-  return cutText(out);
+  return cutText(out, MAX_PLATFORM_TEXT);
 }
 
 /** The Magento error body of a response, when it has one. */
@@ -101,7 +95,7 @@ export function describeMagentoError(body: MagentoErrorBody): string {
   const details = Array.isArray(body.errors)
     ? body.errors.slice(0, MAX_PARAMETERS).flatMap((e: unknown) => (isMagentoError(e) ? [formatMagentoMessage(e.message, e.parameters)] : []))
     : [];
-  return cutText(details.length ? `${main} (${details.join('; ')})` : main);
+  return cutText(details.length ? `${main} (${details.join('; ')})` : main, MAX_PLATFORM_TEXT);
 }
 
 export interface CommerceErrorOptions {

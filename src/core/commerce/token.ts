@@ -5,7 +5,8 @@ import { callUpstream } from '../http.js';
 import { Secret } from '../secret.js';
 import type { AdminTokenStore } from '../stores/admin-token-store.js';
 import type { Logger } from '../types.js';
-import { CommerceError, commerceFailure, commerceJson, cutText, describeMagentoError, parameterText, readMagentoError, type MagentoErrorBody } from './errors.js';
+import { cutText } from '../well-formed.js';
+import { CommerceError, commerceFailure, commerceJson, describeMagentoError, MAX_PLATFORM_TEXT, parameterText, readMagentoError, type MagentoErrorBody } from './errors.js';
 import { decodeRefusal, encodeRefusal, failIfRefused, isRememberedRefusal, NO_REFUSAL, sharedRefusalTtlMs, type Refusal } from './login-refusal.js';
 
 export interface AdminTokenDeps {
@@ -270,5 +271,5 @@ function twoFactorError(status: number, body: MagentoErrorBody): CommerceError {
   // Provider codes such as 'google': values only, a few, cut short (the body is the platform's word, or a proxy's).
   const providers = Array.isArray(params?.active_providers) ? params.active_providers.slice(0, 10).flatMap((p: unknown) => parameterText(p) ?? []) : [];
   const endpoints = (providers.length ? providers : ['{provider}']).map((p) => `POST /rest/V1/tfa/provider/${p}/authenticate`).join(', ');
-  return new CommerceError('COMMERCE_TWO_FACTOR_REQUIRED', `The commerce platform requires two-factor authentication for admin logins ("${cutText(body.message)}"${providers.length ? `; providers: ${providers.join(', ')}` : ''}). Its token is only issued by the 2FA provider endpoints (${endpoints}) with a one-time code, which an unattended server cannot supply: use an admin account exempt from 2FA for the API, or disable Magento_TwoFactorAuth for API logins.`, { upstreamStatus: status, body });
+  return new CommerceError('COMMERCE_TWO_FACTOR_REQUIRED', `The commerce platform requires two-factor authentication for admin logins ("${cutText(body.message, MAX_PLATFORM_TEXT)}"${providers.length ? `; providers: ${providers.join(', ')}` : ''}). Its token is only issued by the 2FA provider endpoints (${endpoints}) with a one-time code, which an unattended server cannot supply: use an admin account exempt from 2FA for the API, or disable Magento_TwoFactorAuth for API logins.`, { upstreamStatus: status, body });
 }
