@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { readLimited } from '../../src/core/read-limited.js';
 import { recordUnhandledRejections } from '../helpers/unhandled-rejections.js';
+import { eventually } from '../helpers/eventually.js';
 
 class TooLarge extends Error {}
 
@@ -35,15 +36,6 @@ function source(chunks: Uint8Array[], options: { failWith?: Error } = {}) {
 }
 
 const bytes = (...values: number[]) => new Uint8Array(values);
-
-/** Polls until `check()` holds; fails naming `what` after a generous deadline. */
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 const never = () => new TooLarge('not expected');
 
@@ -108,7 +100,7 @@ describe('readLimited: past the limit', () => {
     const tooLarge = new TooLarge('body over 4 bytes');
     const { stream, seen } = source([bytes(1, 2, 3), bytes(4, 5), bytes(6), bytes(7)]);
     await expect(readLimited(stream, 4, () => tooLarge, { drainPastLimit: true })).rejects.toBe(tooLarge);
-    await until(() => seen.finished, 'the stream to be drained to its end');
+    await eventually(() => seen.finished, 10_000, 'the stream to be drained to its end');
     // Every chunk was read (4) and the end too (1): the connection is left ready for its next request.
     expect(seen).toMatchObject({ pulls: 5, cancelled: false, finished: true });
   });
@@ -120,7 +112,7 @@ describe('readLimited: past the limit', () => {
       const gone = new Error('aborted: the client went away');
       const { stream, seen } = source([bytes(1, 2), bytes(3)], { failWith: gone });
       await expect(readLimited(stream, 1, () => tooLarge, { drainPastLimit: true })).rejects.toBe(tooLarge);
-      await until(() => seen.finished, 'the stream to fail while being drained');
+      await eventually(() => seen.finished, 10_000, 'the stream to fail while being drained');
       expect(await rejections.escaped()).toEqual([]);
       expect(seen).toMatchObject({ pulls: 3, cancelled: false });
     });

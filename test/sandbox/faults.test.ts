@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { call, merchantHeaders, mint, ORDER } from './helpers.js';
+import { eventually } from '../helpers/eventually.js';
 
 let sb: Sandbox | undefined;
 afterEach(async () => {
@@ -11,15 +12,6 @@ afterEach(async () => {
 
 const initUrl = (s: Sandbox) => `${s.paymentUrl}/api/v1/checkout/init`;
 const mintCall = (s: Sandbox) => call(initUrl(s), { body: ORDER, headers: merchantHeaders(s) });
-
-/** Polls until `check()` holds; fails naming `what` after a generous deadline. */
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 describe('sandbox: fault injection', () => {
   it('a 500 once, then normal service', async () => {
@@ -133,7 +125,7 @@ describe('sandbox: fault injection', () => {
     expect(keptAlive.status).toBe(200);
     await keptAlive.text();
     const current = sb;
-    await until(() => current.faults.list()[0]?.hits === 1, 'the request to reach the hang rule');
+    await eventually(() => current.faults.list()[0]?.hits === 1, 10_000, 'the request to reach the hang rule');
     const started = Date.now();
     await sb.close();
     // Not a speed check: it guards that close() does not wait on the hanging request (which never ends).
@@ -159,7 +151,7 @@ describe('sandbox: fault injection', () => {
       (e: unknown) => e,
     );
     const current = sb;
-    await until(() => current.faults.list().find((f) => f.id === slow)?.hits === 1, 'the request to reach the latency rule');
+    await eventually(() => current.faults.list().find((f) => f.id === slow)?.hits === 1, 10_000, 'the request to reach the latency rule');
     const started = Date.now();
     await sb.close();
     // Not a speed check: it guards that close() does not sit out the 60 s latency. Closing takes a few
