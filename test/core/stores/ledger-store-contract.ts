@@ -68,6 +68,28 @@ export function ledgerStoreContract(name: string, make: () => LedgerStore | Prom
       expect(ignored.entry).toMatchObject({ orderId: 'o1', amount: 500 });
       expect(await store.byOrder('o1')).toEqual([ignored.entry]);
       expect(await store.byOrder('o2')).toEqual([]);
+      // Nor when the status moves up in the same record: the payment stays with the order it was minted for.
+      await store.record(observe('p2', 'processing', 'unresolved', 1_000, { orderId: 'o3', amount: 500, currency: 'EUR' }));
+      const moved = await store.record(observe('p2', 'succeeded', 'confirmed', 2_000, { orderId: 'o4', amount: 1, currency: 'USD' }));
+      expect(moved).toMatchObject({ changed: true, entry: { status: 'succeeded', orderId: 'o3', amount: 500, currency: 'EUR' } });
+      expect((await store.byOrder('o3')).map((e) => e.paymentId)).toEqual(['p2']);
+      expect(await store.byOrder('o4')).toEqual([]);
+    });
+
+    it('keeps an amount of 0 as 0, not as no amount', async () => {
+      const store = await make();
+      await store.record(observe('p1', 'succeeded', 'confirmed', 1_000, { amount: 0, currency: 'EUR' }));
+      expect(await store.get('p1')).toMatchObject({ amount: 0 });
+      // 0 is an amount: a later one does not fill it in.
+      expect((await store.record(observe('p1', 'succeeded', 'confirmed', 2_000, { amount: 500 }))).entry.amount).toBe(0);
+    });
+
+    it('takes another unresolved status seen in the same millisecond (a coarse clock)', async () => {
+      const store = await make();
+      await store.record(observe('p1', 'pending', 'unresolved', 1_000));
+      const same = await store.record(observe('p1', 'processing', 'unresolved', 1_000));
+      expect(same).toMatchObject({ changed: true, entry: { status: 'processing', updatedAt: 1_000 } });
+      expect(await store.get('p1')).toMatchObject({ status: 'processing' });
     });
 
     it('applies concurrent observations atomically: the highest rank wins whatever the order', async () => {
@@ -86,6 +108,8 @@ export function ledgerStoreContract(name: string, make: () => LedgerStore | Prom
       expect((await collect(store.list({ outcome: 'unresolved' }))).map((e) => e.paymentId)).toEqual(['b', 'a', 'd']);
       expect((await collect(store.list({ outcome: 'unresolved', firstSeenTo: 3_000 }))).map((e) => e.paymentId)).toEqual(['b', 'a']);
       expect((await collect(store.list({ outcome: 'unresolved', firstSeenFrom: 2_000, firstSeenTo: 4_000 }))).map((e) => e.paymentId)).toEqual(['a']);
+      // Both bounds hold at the instant itself.
+      expect((await collect(store.list({ outcome: 'unresolved', firstSeenFrom: 3_000, firstSeenTo: 3_000 }))).map((e) => e.paymentId)).toEqual(['a']);
       expect((await collect(store.list({ outcome: 'confirmed' }))).map((e) => e.paymentId)).toEqual(['c']);
       await store.record(observe('a', 'succeeded', 'confirmed', 6_000));
       expect((await collect(store.list({ outcome: 'confirmed' }))).map((e) => e.paymentId)).toEqual(['c', 'a']);
@@ -168,8 +192,10 @@ export function ledgerStoreContract(name: string, make: () => LedgerStore | Prom
       expect((await collect(store.list({ outcome: 'unresolved' }))).map((e) => e.paymentId)).toEqual(['pending']);
       expect((await collect(store.list({ outcome: 'confirmed', updatedTo: 9_000 }))).map((e) => e.paymentId)).toEqual(['new-paid']);
       expect(await collect(store.list({ outcome: 'failed' }))).toEqual([]);
-      // A forgotten id starts afresh when heard of again.
-      expect((await store.record(observe('old-paid', 'succeeded', 'confirmed', 6_000))).previous).toBeUndefined();
+      // A forgotten id starts afresh when heard of again, under its new order only.
+      expect((await store.record(observe('old-paid', 'succeeded', 'confirmed', 6_000, { orderId: 'o9' }))).previous).toBeUndefined();
+      expect((await store.byOrder('o1')).map((e) => e.paymentId)).toEqual(['new-paid']);
+      expect((await store.byOrder('o9')).map((e) => e.paymentId)).toEqual(['old-paid']);
     });
 
     it('keeps an entry whose status was learned after it was listed for forgetting, and one whose order id was filled in is forgotten whole', async () => {

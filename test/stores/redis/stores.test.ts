@@ -288,6 +288,18 @@ describe('RedisLedgerStore', () => {
     expect(await ledger.get('p2')).toBeUndefined();
   });
 
+  it('leaves no key behind once every entry is forgotten, whatever outcomes it passed through', async () => {
+    const { stores: { ledger }, prefix } = fresh(() => ioredis);
+    await ledger.record({ paymentId: 'p1', status: 'pending', outcome: 'unresolved', source: 'poll', at: 1_000, orderId: 'o1' });
+    await ledger.record({ paymentId: 'p1', status: 'declined', outcome: 'failed', source: 'poll', at: 1_500 });
+    await ledger.record({ paymentId: 'p1', status: 'succeeded', outcome: 'confirmed', source: 'webhook', at: 2_000 });
+    await ledger.record({ paymentId: 'p2', status: null, outcome: 'unresolved', source: 'poll', at: 1_000 });
+    expect(await ledger.forget('p1', { kind: 'settled', updatedTo: 3_000 })).toBe(true);
+    expect(await ledger.forget('p2', { kind: 'unknown' })).toBe(true);
+    // An id left in the index of an outcome it had left would never be removed, and each listing would skip it again.
+    expect(await ioredis.keys(`${prefix}*`)).toEqual([]);
+  });
+
   it('keeps large amounts and timestamps exact, and statuses with any characters', async () => {
     const ledger = fresh(() => ioredis).stores.ledger;
     const at = 1_767_225_600_123;
