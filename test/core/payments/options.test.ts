@@ -52,6 +52,8 @@ describe('defaultExtractPayment', () => {
     ['camelCase', { paymentId: 'pay_3', status: 'paid', orderId: 'A-7' }, { paymentId: 'pay_3', status: 'paid', orderId: 'A-7' }],
     ['a Stripe-like object', { type: 'payment_intent.succeeded', data: { object: { id: 'pi_4', status: 'succeeded', amount: 500, currency: 'usd', metadata: { order_id: '9' } } } }, { paymentId: 'pi_4', status: 'succeeded', amount: 500, currency: 'USD', orderId: '9' }],
     ['a status only in the type', { type: 'payment.captured', data: { payment_id: 'pay_5' } }, { paymentId: 'pay_5', status: 'captured' }],
+    // The envelope's own status (the delivery's) is not the payment's: the most specific place wins.
+    ['the most specific place first', { type: 'payment.updated', status: 'delivered', data: { status: 'pending', object: { id: 'pi_6', status: 'succeeded' } } }, { paymentId: 'pi_6', status: 'succeeded' }],
   ])('reads %s', (_name, payload, expected) => {
     expect(defaultExtractPayment(payload)).toEqual(expected);
   });

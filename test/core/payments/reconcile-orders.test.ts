@@ -179,6 +179,26 @@ describe('reconcileOrders', () => {
     ].sort());
   });
 
+  it('holds its window to the second at both ends, counts an order paid by total_paid, and checks an older order once for two payments', async () => {
+    // A window of its own in 2030, and a clock that confirms every payment half a second into its last second.
+    const own = payFor(sb, { now: () => Date.parse('2030-01-01T13:00:00.500Z') });
+    // Placed at the very first second of the window; on hold, but its total is paid.
+    const held = sb.commerce.addOrder({ state: 'holded', status: 'holded' });
+    sb.commerce.setOrder(held.entity_id, { created_at: '2030-01-01 12:00:00', total_paid: held.grand_total });
+    // Placed an hour before the window, in the look-behind, and paid twice within the window.
+    const older = sb.commerce.addOrder({ state: 'new', status: 'pending' });
+    sb.commerce.setOrder(older.entity_id, { created_at: '2030-01-01 11:00:00' });
+    const payments = [held, older, older].map((order) => sb.payments.create({ status: 'succeeded', orderId: order.increment_id as string, ...total(order) }));
+    for (const { id } of payments) expect((await own.payments.reconcile(id, { budgetMs: 0 })).outcome).toBe('confirmed');
+
+    const report = await own.reconcileOrders({ createdFrom: '2030-01-01 12:00:00', createdTo: '2030-01-01 13:00:00' });
+    expect(report).toMatchObject({ orders: 1, paid: 1, unpaid: 0 });
+    expect(report.findings.map((f) => [f.kind, f.orderId])).toEqual([
+      ['payment_confirmed_order_unpaid', older.increment_id],
+      ['multiple_confirmed_payments', older.increment_id],
+    ]);
+  });
+
   it('finds a payment confirmed in the window in a Redis ledger written before the index by confirmation time', async () => {
     const redis = await useRedisUrl();
     const client = await connectedRedis(redis.url);

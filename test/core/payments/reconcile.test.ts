@@ -135,10 +135,12 @@ describe('reconcile', () => {
     expect(result).toMatchObject({ paymentId, status: 'succeeded', outcome: 'confirmed', source: 'poll' });
   });
 
-  it('answers failed for a declined card', async () => {
+  it('answers failed for a declined card, after one poll: a failure is final for this request', async () => {
     const pay = payFor(sb, { logger });
     const { paymentId, clientToken } = await card(pay, sb.testCards.declines);
-    expect(await pay.payments.reconcile(paymentId, { clientToken })).toMatchObject({ paymentId, status: 'declined', outcome: 'failed', source: 'poll' });
+    const polls = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', latencyMs: 1, times: Infinity });
+    expect(await pay.payments.reconcile(paymentId, { clientToken, budgetMs: 5_000 })).toMatchObject({ paymentId, status: 'declined', outcome: 'failed', source: 'poll' });
+    expect(sb.faults.list().find((f) => f.id === polls)!.hits).toBe(1);
     const status = await pay.payments.status(paymentId, { clientToken });
     expect(status).toMatchObject({ status: 'declined', outcome: 'failed', declineCode: 'generic_decline' });
   });
@@ -250,6 +252,13 @@ describe('reconcile', () => {
     const pay = payFor(sb, { logger });
     sb.faults.inject({ route: 'GET /api/v1/payments/123/status', status: 200, body: JSON.stringify({ payment_id: 123, status: 'succeeded' }), times: Infinity });
     expect(await pay.payments.status('123')).toMatchObject({ paymentId: '123', status: 'succeeded', outcome: 'confirmed' });
+  });
+
+  it('takes a currency in lower case as the same currency (the ledger and the order cross-check compare codes)', async () => {
+    const pay = payFor(sb, { logger });
+    sb.faults.inject({ route: 'GET /api/v1/payments/pay_lower/status', status: 200, body: JSON.stringify({ payment_id: 'pay_lower', status: 'succeeded', amount: 1999, currency: 'eur' }), times: Infinity });
+    expect(await pay.payments.reconcile('pay_lower')).toMatchObject({ status: 'succeeded', amount: 1999, currency: 'EUR' });
+    expect(await pay.payments.get('pay_lower')).toMatchObject({ currency: 'EUR' });
   });
 
   it('stops at once on a redirect (an out-of-date address), naming where it points, not polling the budget away', async () => {
