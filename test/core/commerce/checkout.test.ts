@@ -70,6 +70,7 @@ describe('POST /widget-token from a commerce order', () => {
     ['a complete order', { state: 'complete', status: 'complete' }, /complete/],
     ['a canceled order', { state: 'canceled', status: 'canceled' }, /canceled/],
     ['a new order already partly paid', { state: 'new', status: 'pending', total_paid: 5 }, /already paid/],
+    ['a new order with one cent of it paid', { state: 'new', status: 'pending', total_paid: 0.01 }, /0.01 EUR of it is already paid/],
     ['a new order with nothing due', { state: 'new', status: 'pending', total_due: 0 }, /nothing is due/],
     ['a new order of 0', { state: 'new', status: 'pending', grand_total: 0, total_due: 0 }, /nothing is due|grand_total is 0/],
   ])('refuses %s with 409 ORDER_NOT_PAYABLE', async (_name, patch, reason) => {

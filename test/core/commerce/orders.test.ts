@@ -202,6 +202,24 @@ describe('orders.search', () => {
     expect(error.message).toContain("sent filters [status eq 'pending'] but the platform applied []");
   });
 
+  it('refuses a result whose echo shows another page size, page or sort order than was sent', async () => {
+    const echoing = (criteria: Record<string, unknown>) => JSON.stringify({ items: [], total_count: 0, search_criteria: { filter_groups: [], ...criteria } });
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ page_size: 50 }, 'sent pageSize 100 but the platform used 50'],
+      [{ page_size: 100, current_page: 1 }, 'asked for page 2 but the platform answered page 1'],
+      [{ sort_orders: [{ field: 'entity_id', direction: 'DESC' }] }, 'sorted by entity_id ASC but the platform sorted by entity_id DESC'],
+      [{ sort_orders: [{ field: 'created_at', direction: 'ASC' }] }, 'sorted by entity_id ASC but the platform sorted by created_at ASC'],
+    ];
+    for (const [criteria, message] of cases) {
+      sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 200, body: echoing(criteria) });
+      const error = await rejection(payFor(sb).orders.search({ pageSize: 100, currentPage: 2 }));
+      expect([error.code, error.message]).toEqual(['UPSTREAM_INVALID_RESPONSE', expect.stringContaining(message)]);
+    }
+    // The same echo as sent, in lower case: the same order.
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 200, body: echoing({ page_size: 100, current_page: 2, sort_orders: [{ field: 'entity_id', direction: 'asc' }] }) });
+    expect(await payFor(sb).orders.search({ pageSize: 100, currentPage: 2 })).toMatchObject({ items: [], total_count: 0 });
+  });
+
   it('puts the parameters into Magento messages for people and keeps the raw body for code', async () => {
     sb.commerce.setMaxPageSize(50);
     try {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CommerceError } from '../../../src/core/commerce/errors.js';
 import { orderPages, type SearchSource } from '../../../src/core/commerce/pages.js';
 import type { CommerceOrder, CommerceSearchResult } from '../../../src/core/commerce/schemas.js';
 import type { SearchRequest } from '../../../src/core/commerce/search.js';
@@ -9,21 +10,34 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
  * A platform reduced to its entity_ids, answering `entity_id gt N` searches in the order they were
  * sent, with new orders created just before chosen searches (shoppers checking out during the run).
  */
-function platform(ids: number[], createdBefore: Map<number, number[]>): SearchSource & { searches: () => number } {
+function platform(ids: number[], createdBefore: Map<number, number[]>, quirks: PlatformQuirks = {}): SearchSource & { searches: () => number; pageSizes: number[] } {
   let searches = 0;
+  const pageSizes: number[] = [];
   return {
     searches: () => searches,
+    pageSizes,
     maxPageSize: undefined,
     logger: silent,
     async fetchSearch(request) {
       ids.push(...(createdBefore.get(++searches) ?? []));
+      pageSizes.push(request.pageSize!);
       const after = Number(request.groups.flat().find((f) => f.field === 'entity_id')?.value ?? 0);
-      const matches = ids.filter((id) => id > after);
-      const result = { items: matches.slice(0, request.pageSize).map((id) => ({ entity_id: id }) as CommerceOrder), total_count: matches.length, search_criteria: { filter_groups: [] } };
+      const matches = ids.filter((id) => (quirks.inclusive ? id >= after : id > after));
+      const count = Math.min(request.pageSize!, quirks.cap ?? Infinity, quirks.shortAnswers?.get(searches) ?? Infinity);
+      const result = { items: matches.slice(0, count).map((id) => ({ entity_id: id }) as CommerceOrder), total_count: matches.length, search_criteria: { filter_groups: [] } };
       return { status: 200, ok: true, headers: { get: () => null }, body: new TextEncoder().encode(JSON.stringify(result)) };
     },
     decodeSearch: (_request: SearchRequest, response) => JSON.parse(new TextDecoder().decode(response.body)) as CommerceSearchResult,
   };
+}
+
+interface PlatformQuirks {
+  /** Pages never longer than this, without saying so. */
+  cap?: number;
+  /** Search number → how many orders that answer holds (a total_count that raced a new order). */
+  shortAnswers?: Map<number, number>;
+  /** Applies `entity_id gt N` as `gteq`: the cursor's own order comes back again. */
+  inclusive?: boolean;
 }
 
 async function handedOver(source: SearchSource, pageSize: number, prefetch: number): Promise<number[]> {
@@ -55,6 +69,54 @@ describe('orderPages', () => {
       for (const prefetch of [1, 2, 4]) {
         expect([pageSize, prefetch, await handedOver(platform([...all], new Map()), pageSize, prefetch)]).toEqual([pageSize, prefetch, all]);
       }
+    }
+  });
+
+  it('takes two short pages of one length in a row, not one, for a page-size cap it does not announce', async () => {
+    const all = Array.from({ length: 500 }, (_, i) => i + 1);
+    // One short answer (a count that raced an order placed meanwhile): the page size stays.
+    const raced = platform([...all], new Map(), { shortAnswers: new Map([[1, 60]]) });
+    expect(await handedOver(raced, 100, 1)).toEqual(all);
+    expect(raced.pageSizes.slice(0, 3)).toEqual([100, 100, 100]);
+    // Every answer 60 long: from the second on, it pages with 60 (the request sent ahead meanwhile still asked for 100).
+    const capped = platform([...all], new Map(), { cap: 60 });
+    expect(await handedOver(capped, 100, 1)).toEqual(all);
+    expect(capped.pageSizes.slice(0, 5)).toEqual([100, 100, 100, 60, 60]);
+  });
+
+  it('hands each order over once from a platform that answers the cursor\'s own order again', async () => {
+    const all = [1, 2, 3, 7, 8, 20, 21, 22, 40, 41, 90];
+    expect(await handedOver(platform([...all], new Map(), { inclusive: true }), 3, 2)).toEqual(all);
+  });
+
+  it('refuses a page that repeats an order: it is not sorted by entity_id as asked', async () => {
+    const source = platform([1, 2, 3], new Map());
+    const fetchSearch = source.fetchSearch.bind(source);
+    source.fetchSearch = async (request, signal) => {
+      const answer = await fetchSearch(request, signal);
+      const result = JSON.parse(new TextDecoder().decode(answer.body)) as CommerceSearchResult;
+      result.items.splice(2, 0, result.items[1]!);
+      return { ...answer, body: new TextEncoder().encode(JSON.stringify(result)) };
+    };
+    await expect(handedOver(source, 10, 1)).rejects.toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', message: expect.stringContaining('(2 before 2)') });
+  });
+
+  it('refuses a number of requests ahead outside 1 to 16', async () => {
+    for (const prefetch of [0, 17, 1.5]) {
+      await expect(handedOver(platform([1], new Map()), 10, prefetch)).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'prefetch' } });
+    }
+  });
+
+  it('gives up at once on a page-size refusal naming a cap no smaller than the size it asked for, instead of asking again for ever', async () => {
+    for (const cap of [100, 300]) {
+      const source = platform([1, 2, 3], new Map());
+      source.fetchSearch = async (request) => {
+        // A loop that asks again would never give the test's timer a turn: stop it here.
+        if (source.pageSizes.push(request.pageSize!) > 3) throw new Error('asked again and again');
+        throw new CommerceError('COMMERCE_ERROR', `capped at ${cap}`, { upstreamStatus: 400, details: { maxPageSize: cap } });
+      };
+      await expect(handedOver(source, 100, 1)).rejects.toThrow(`capped at ${cap}`);
+      expect(source.pageSizes).toEqual([100]);
     }
   });
 });
