@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryCheckpointStore, type CommerceOrder, type OrderSyncProgress } from 'paywidget-server';
 import type { Sandbox } from 'paywidget-server/sandbox';
 import { captureLogger } from '../../helpers/capture-logger.js';
@@ -390,6 +390,46 @@ describe('orders.sync', () => {
     expect(await checkpoints.get('nightly')).toBe('the other run');
     // The other run's lock is untouched by this one's release.
     expect(await checkpoints.acquireLock('nightly', 30_000)).toBeUndefined();
+  });
+
+  it('keeps its hold through an onOrder slower than the hold, renewing it meanwhile', async () => {
+    sb = await commerceSandbox({ orders: 60 });
+    let now = 1_700_000_000_000;
+    const checkpoints = new MemoryCheckpointStore({ now: () => now });
+    let taken: string | undefined = 'not tried';
+    // Only the renewal timer's interval is faked: the HTTP underneath keeps its real timers.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const summary = await payFor(sb, { stores: { checkpoints } }).orders.sync({ checkpoint: 'nightly', pageSize: 50, onOrder: async (o) => {
+        if (o.entity_id !== 30) return;
+        // 45 s in one order, well past the 30 s hold, in steps the renewal timer sees.
+        for (let step = 0; step < 9; step++) {
+          now += 5_000;
+          vi.advanceTimersByTime(5_000);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        taken = await checkpoints.acquireLock('nightly', 30_000);
+      } });
+      expect(taken).toBeUndefined();
+      expect(summary).toMatchObject({ delivered: 60, complete: true });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('stops without saving when its hold ran out and another run took the checkpoint but has saved nothing yet', async () => {
+    sb = await commerceSandbox({ orders: 200 });
+    let now = 1_700_000_000_000;
+    const checkpoints = new MemoryCheckpointStore({ now: () => now });
+    const error = await rejection(payFor(sb, { stores: { checkpoints } }).orders.sync({ checkpoint: 'nightly', pageSize: 50, onOrder: async (o) => {
+      if (o.entity_id === 30) {
+        now += 31_000;
+        expect(await checkpoints.acquireLock('nightly', 30_000)).toEqual(expect.any(String));
+      }
+    } }));
+    // Only the refused renewal tells: the checkpoint holds nothing another run's save would have replaced.
+    expect(error).toMatchObject({ code: 'SYNC_IN_PROGRESS', message: expect.stringContaining('lost its hold') });
+    expect(await checkpoints.get('nightly')).toBeUndefined();
   });
 
   it('stops at its next save when, stalled past its hold, another run took the checkpoint, finished and freed it', async () => {
