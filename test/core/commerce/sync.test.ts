@@ -219,6 +219,24 @@ describe('orders.sync', () => {
     expect([...first, ...(await run())]).toEqual(changed);
   });
 
+  it('by status, with settleMs 0, still reads changes from a minute before its start: a change the platform stamped earlier than it committed', async () => {
+    let clock = Date.now();
+    sb = await commerceSandbox({ orders: 100 }, () => clock);
+    const pay = payFor(sb, { now: () => clock, stores: { checkpoints: new MemoryCheckpointStore() } });
+    const run = async () => {
+      const delivered: number[] = [];
+      await pay.orders.sync({ checkpoint: 'paid', status: 'processing', settleMs: 0, onOrder: (o) => void delivered.push(o.entity_id) });
+      return delivered;
+    };
+    await run();
+    // Paid during that run, stamped 30 s before it began (a clock behind, a commit that came late), not seen by it.
+    const paidLate = range(1, 100).find((id) => sb!.commerce.order(id)!.status === 'pending')!;
+    clock -= 30_000;
+    sb.commerce.setOrder(paidLate, { state: 'processing', status: 'processing' });
+    clock += 10 * 60_000;
+    expect(await run()).toEqual([paidLate]);
+  });
+
   it('takes one status, alone or repeated in an array, as the same filter: a checkpoint saved with one resumes with the others', async () => {
     sb = await commerceSandbox({ orders: 60 });
     const pay = payFor(sb);

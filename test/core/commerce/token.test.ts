@@ -327,6 +327,30 @@ describe('admin token', () => {
     expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 2, tokensIssued: 1 });
   });
 
+  it('starts counting refusals afresh after a login that worked, for the other instances too', async () => {
+    let clock = Date.UTC(2030, 0, 1);
+    sb = await commerceSandbox({ orders: 5 }, () => clock);
+    const adminTokens = new MemoryAdminTokenStore({ now: () => clock });
+    const [one, two] = [1, 2].map(() => payFor(sb!, { now: () => clock, stores: { adminTokens } }));
+    sb.commerce.setPassword('rotated');
+    expect((await rejection(one!.orders.get(1))).code).toBe('COMMERCE_AUTH_FAILED');
+    sb.commerce.setPassword(sb.commercePassword);
+    clock += 61_000;
+    expect((await one!.orders.get(1)).entity_id).toBe(1);
+
+    // Rotated again five minutes later, while the store would still count a refusal as "in a row": after the login
+    // that worked, this is a first refusal again, so another login is tried a minute on (not two).
+    clock += 5 * 60_000;
+    sb.commerce.setPassword('rotated-again');
+    sb.commerce.expireTokens();
+    sb.commerce.resetStats();
+    expect((await rejection(two!.orders.get(2))).code).toBe('COMMERCE_AUTH_FAILED');
+    sb.commerce.setPassword(sb.commercePassword);
+    clock += 61_000;
+    expect((await two!.orders.get(2)).entity_id).toBe(2);
+    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 2, tokensIssued: 1, unauthorized: 1 });
+  });
+
   it('uses the configured scope in every path', async () => {
     sb = await commerceSandbox({ orders: 5 });
     const pay = payFor(sb, { commerce: { scope: 'all' } });

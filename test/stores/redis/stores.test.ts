@@ -11,6 +11,7 @@ import { redisStores, RedisTimeoutError, type RedisClientLike } from 'paywidget-
 import { advanceKeys, connectedRedis, deletePrefix, useRedisUrl } from '../../helpers/redis-server.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { claimStoreContract } from '../../core/stores/claim-store-contract.js';
+import { adminTokenStoreContract } from '../../core/stores/admin-token-store-contract.js';
 import { ledgerStoreContract } from '../../core/stores/ledger-store-contract.js';
 import { checkpointStoreContract } from '../../core/stores/checkpoint-store-contract.js';
 
@@ -52,6 +53,10 @@ for (const [name, client] of clients) {
     return { store: stores.claims, advance: (ms) => advanceKeys(ioredis, prefix, ms) };
   });
   ledgerStoreContract(`RedisLedgerStore (${name})`, () => fresh(client).stores.ledger);
+  adminTokenStoreContract(`RedisAdminTokenStore (${name})`, () => {
+    const { stores, prefix } = fresh(client);
+    return { store: stores.adminTokens, advance: (ms) => advanceKeys(ioredis, prefix, ms) };
+  });
   checkpointStoreContract(`RedisCheckpointStore (${name})`, () => {
     const { stores, prefix } = fresh(client);
     return { store: stores.checkpoints, advance: (ms) => advanceKeys(ioredis, prefix, ms) };
