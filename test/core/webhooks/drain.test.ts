@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { createPay, MemoryClaimStore } from 'paywidget-server';
 import { signWebhook } from 'paywidget-server/testing';
 import { describe, expect, it } from 'vitest';
+import { BackgroundWrites } from '../../../src/core/webhooks/background-writes.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { recordUnhandledRejections } from '../../helpers/unhandled-rejections.js';
 
@@ -57,6 +58,25 @@ describe('pay.drain() with a store that hangs', () => {
     expect(waited).toBeLessThan(5_000);
     await expect(pay.drain({ timeoutMs: -1 })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
     await expect(pay.drain({ timeoutMs: '5s' as unknown as number })).rejects.toThrow('pay.drain({ timeoutMs }) takes a number of milliseconds (0 or more), got a string.');
+  });
+});
+
+describe('BackgroundWrites.drain()', () => {
+  it('waits for a write that started while it was draining (a delivery answered during shutdown)', async () => {
+    const writes = new BackgroundWrites(undefined, captureLogger());
+    const landed: string[] = [];
+    writes.start(async (wait) => {
+      await wait(50);
+      landed.push('first');
+    });
+    const drained = writes.drain();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    writes.start(async (wait) => {
+      await wait(100);
+      landed.push('second');
+    });
+    await drained;
+    expect(landed).toEqual(['first', 'second']);
   });
 });
 

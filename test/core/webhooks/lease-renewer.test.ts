@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createPay, MemoryClaimStore, type Pay, type PayOptions } from 'paywidget-server';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { MAX_RENEWED_LEASES } from '../../../src/core/webhooks/lease-renewer.js';
-import { deferred, delivery, payWithClock, post, sleep, SECRET, type Delivery } from './helpers.js';
+import { CountingStore, deferred, delivery, payWithClock, post, sleep, SECRET, type Delivery } from './helpers.js';
 
 const paid = { type: 'payment.succeeded', data: { payment_id: 'pay_1' } };
 
@@ -78,9 +78,64 @@ describe('POST /webhooks: a handler slower than the lease', () => {
     expect(logger.text()).toContain('lease ran out before completion');
   });
 
+  it('stops renewing a claim once its handler failed and the claim was released: the retry runs at once', async () => {
+    const pay = realTimePay({ webhooks: { leaseMs: 150 } });
+    let runs = 0;
+    pay.webhooks.onAny(async () => {
+      if (++runs === 1) throw new Error('the first run fails');
+    });
+    const d = delivery(paid, { eventId: 'evt_failed_once', timestamp: now() });
+    expect((await post(pay, d)).status).toBe(500);
+    await sleep(100); // two renewal ticks: a renewal now would take the released claim again
+    expect((await post(pay, d)).json).toEqual({ received: true });
+    expect(runs).toBe(2);
+  });
+
+  it('stops renewing a claim once its handler succeeded: no "claim lost" warning for an event done', async () => {
+    const logger = captureLogger();
+    const pay = realTimePay({ webhooks: { leaseMs: 150 }, logger });
+    pay.webhooks.onAny(() => {});
+    const d = delivery(paid, { eventId: 'evt_done', timestamp: now() });
+    expect((await post(pay, d)).status).toBe(200);
+    await sleep(100);
+    expect((await post(pay, d)).json).toEqual({ received: true, duplicate: true });
+    expect(logger.text()).not.toContain('lost while its handler ran');
+  });
+
+  it('renews again after it went idle: a slow handler of a later event keeps its claim', async () => {
+    const pay = realTimePay({ webhooks: { leaseMs: 150 } });
+    let slowRuns = 0;
+    const gate = deferred();
+    pay.webhooks.on('payment.succeeded', async (event) => {
+      if (event.id !== 'evt_later_slow') return;
+      slowRuns++;
+      await gate.promise;
+    });
+    expect((await post(pay, delivery(paid, { eventId: 'evt_quick', timestamp: now() }))).status).toBe(200);
+    await sleep(100); // the renewer ticks with nothing running, and goes idle
+    // Another payment: the same bytes under another event id would be a replay.
+    const slow = delivery({ type: 'payment.succeeded', data: { payment_id: 'pay_2' } }, { eventId: 'evt_later_slow', timestamp: now() });
+    const first = post(pay, slow);
+    await sleep(450); // three leases
+    expect((await post(pay, slow)).status).toBe(409);
+    gate.resolve();
+    expect((await first).status).toBe(200);
+    expect(slowRuns).toBe(1);
+  });
+
+  it('leaves a claim store without renew() alone: a handler slower than the lease raises nothing', async () => {
+    const store = new CountingStore(new MemoryClaimStore());
+    const pay = realTimePay({ webhooks: { leaseMs: 150 }, stores: { claims: store } });
+    pay.webhooks.onAny(() => sleep(200));
+    // An error thrown from the renewal timer would be uncaught, and fail this test run.
+    expect((await post(pay, delivery(paid, { eventId: 'evt_no_renew', timestamp: now() }))).status).toBe(200);
+    await sleep(100);
+  });
+
   it(`lets go of a hung handler's event after ${MAX_RENEWED_LEASES} leases, so a retry runs it`, async () => {
     const logger = captureLogger();
-    const leaseMs = 60;
+    // Long enough that a busy machine's stalled event loop (renewals every 50 ms) does not let the lease lapse early.
+    const leaseMs = 150;
     const pay = realTimePay({ webhooks: { leaseMs }, logger });
     let runs = 0;
     pay.webhooks.onAny(async () => {

@@ -130,6 +130,46 @@ describe('POST /webhooks: the store', () => {
     expect(runs).toBe(1);
   });
 
+  it('a completion that fails again on its first retries is retried until it lands: pay.drain() waits, then a duplicate is recognised', async () => {
+    const store = new CountingStore(new MemoryClaimStore());
+    const { pay } = payWithClock({ stores: { claims: store } });
+    let runs = 0;
+    pay.webhooks.onAny(() => {
+      runs++;
+      store.failing = new Set(['complete']);
+    });
+    const d = delivery(paid, { eventId: 'evt_down_a_while' });
+    expect((await post(pay, d)).status).toBe(200);
+    // Down for the first attempt and the next two retries (100 and 200 ms later), back for the third.
+    const original = store.complete.bind(store);
+    let attempts = 0;
+    store.complete = async (...args) => {
+      if (++attempts === 3) store.failing = new Set();
+      return original(...args);
+    };
+    await pay.drain();
+    expect(attempts).toBe(3);
+    expect((await post(pay, d)).json).toEqual({ received: true, duplicate: true });
+    expect(runs).toBe(1);
+  });
+
+  it('a release that failed after a handler failure is retried in the background, so the sender\'s retry runs the event', async () => {
+    const store = new CountingStore(new MemoryClaimStore());
+    const { pay } = payWithClock({ stores: { claims: store } });
+    let runs = 0;
+    pay.webhooks.onAny(() => {
+      if (++runs > 1) return;
+      store.failing = new Set(['release']);
+      throw new Error('handler failed');
+    });
+    const d = delivery(paid, { eventId: 'evt_release_later' });
+    expect((await post(pay, d)).status).toBe(500);
+    store.failing = new Set();
+    await pay.drain();
+    expect((await post(pay, d)).json).toEqual({ received: true });
+    expect(runs).toBe(2);
+  });
+
   it('a store that fails to release after a handler failure still answers 500', async () => {
     const store = new CountingStore(new MemoryClaimStore());
     const { pay } = payWithClock({ stores: { claims: store } });

@@ -220,6 +220,11 @@ describe('every verification failure has its code, its status and a fix', () => 
     const exactly30 = `"${'é'.repeat(14)}"`; // 2 + 14 × 2 bytes, 16 UTF-16 units
     const signed = signWebhook({ payload: exactly30, secret: SECRET, timestamp: T0 });
     expect((await pay.webhooks.verify({ rawBody: signed.body, headers: signed.headers })).payload).toBe('é'.repeat(14));
+    // Exactly the limit in one byte per character, as text and as bytes: accepted.
+    const ascii30 = signWebhook({ payload: `"${'a'.repeat(28)}"`, secret: SECRET, timestamp: T0 });
+    for (const rawBody of [ascii30.body as string, Buffer.from(ascii30.body as string)]) {
+      expect((await pay.webhooks.verify({ rawBody, headers: ascii30.headers })).payload).toBe('a'.repeat(28));
+    }
     const over = signWebhook({ payload: `"${'é'.repeat(14)}x"`, secret: SECRET, timestamp: T0 });
     expect((await failure(pay.webhooks.verify({ rawBody: over.body, headers: over.headers }))).code).toBe('BODY_TOO_LARGE');
     const emoji = signWebhook({ payload: `"${'😀'.repeat(7)}x"`, secret: SECRET, timestamp: T0 }); // 2 + 28 + 1 bytes
