@@ -103,7 +103,8 @@ describe('POST /webhooks: a handler slower than the lease', () => {
   });
 
   it('renews again after it went idle: a slow handler of a later event keeps its claim', async () => {
-    const pay = realTimePay({ webhooks: { leaseMs: 150 } });
+    // Renewals every 100 ms: a busy machine would have to stall the event loop for 200 ms to let the lease lapse.
+    const pay = realTimePay({ webhooks: { leaseMs: 300 } });
     let slowRuns = 0;
     const gate = deferred();
     pay.webhooks.on('payment.succeeded', async (event) => {
@@ -112,11 +113,11 @@ describe('POST /webhooks: a handler slower than the lease', () => {
       await gate.promise;
     });
     expect((await post(pay, delivery(paid, { eventId: 'evt_quick', timestamp: now() }))).status).toBe(200);
-    await sleep(100); // the renewer ticks with nothing running, and goes idle
+    await sleep(200); // the renewer ticks with nothing running, and goes idle
     // Another payment: the same bytes under another event id would be a replay.
     const slow = delivery({ type: 'payment.succeeded', data: { payment_id: 'pay_2' } }, { eventId: 'evt_later_slow', timestamp: now() });
     const first = post(pay, slow);
-    await sleep(450); // three leases
+    await sleep(900); // three leases
     expect((await post(pay, slow)).status).toBe(409);
     gate.resolve();
     expect((await first).status).toBe(200);
