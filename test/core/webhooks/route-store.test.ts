@@ -113,31 +113,31 @@ describe('POST /webhooks: the store', () => {
     expect(logger.text()).toMatch(/failed to complete a claim/);
   });
 
-  it('a completion that failed is retried in the background while the lease lasts, so a later duplicate is recognised', async () => {
+  /** A pay instance whose claim store starts failing to complete as soon as a handler runs; counts the runs. */
+  function payWhoseStoreFailsToComplete() {
     const store = new CountingStore(new MemoryClaimStore());
     const { pay } = payWithClock({ stores: { claims: store } });
-    let runs = 0;
+    const counted = { runs: 0 };
     pay.webhooks.onAny(() => {
-      runs++;
+      counted.runs++;
       store.failing = new Set(['complete']);
     });
+    return { pay, store, counted };
+  }
+
+  it('a completion that failed is retried in the background while the lease lasts, so a later duplicate is recognised', async () => {
+    const { pay, store, counted } = payWhoseStoreFailsToComplete();
     const d = delivery(paid, { eventId: 'evt_later' });
     expect((await post(pay, d)).status).toBe(200);
     expect((await post(pay, d)).status).toBe(409); // still claimed, not done
     store.failing = new Set();
     for (let i = 0; i < 40 && (await post(pay, d)).status === 409; i++) await sleep(25);
     expect((await post(pay, d)).json).toEqual({ received: true, duplicate: true });
-    expect(runs).toBe(1);
+    expect(counted.runs).toBe(1);
   });
 
   it('a completion that fails again on its first retries is retried until it lands: pay.drain() waits, then a duplicate is recognised', async () => {
-    const store = new CountingStore(new MemoryClaimStore());
-    const { pay } = payWithClock({ stores: { claims: store } });
-    let runs = 0;
-    pay.webhooks.onAny(() => {
-      runs++;
-      store.failing = new Set(['complete']);
-    });
+    const { pay, store, counted } = payWhoseStoreFailsToComplete();
     const d = delivery(paid, { eventId: 'evt_down_a_while' });
     expect((await post(pay, d)).status).toBe(200);
     // Down for the first attempt and the next two retries (100 and 200 ms later), back for the third.
@@ -150,7 +150,7 @@ describe('POST /webhooks: the store', () => {
     await pay.drain();
     expect(attempts).toBe(3);
     expect((await post(pay, d)).json).toEqual({ received: true, duplicate: true });
-    expect(runs).toBe(1);
+    expect(counted.runs).toBe(1);
   });
 
   it('a release that failed after a handler failure is retried in the background, so the sender\'s retry runs the event', async () => {
