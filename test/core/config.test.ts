@@ -75,6 +75,7 @@ describe('configuration', () => {
       [{ http: { attemptTimeoutMs: '5s' } }, 'http.attemptTimeoutMs must be a whole number of milliseconds, such as 5000 (not "5s")'],
       [{ http: { totalTimeoutMs: 0 } }, 'http.totalTimeoutMs must be more than 0 ms'],
       [{ http: { maxRetries: -1 } }, 'http.maxRetries must be a whole number from 0 to 10'],
+      [{ http: { maxRetries: 11 } }, 'http.maxRetries must be a whole number from 0 to 10'],
       [{ http: { transport: 'undici' } }, "http.transport must be 'auto' or 'fetch'"],
     ];
     for (const [options, message] of cases) expect(configError(() => createPay({ env, ...options })).message).toContain(message);
@@ -110,6 +111,15 @@ describe('configuration', () => {
     expect(configError(() => createPay({ env: { ...env, COMMERCE_URL: 'ftp://nope' } })).message).toContain('commerce.url (environment variable COMMERCE_URL) must be');
     const config = resolveConfig({ env: { ...env, COMMERCE_URL: 'https://shop.example.test/', COMMERCE_USERNAME: 'admin', COMMERCE_PASSWORD: 'pw-secret' } });
     expect(config.commerce).toMatchObject({ url: 'https://shop.example.test', username: 'admin', scope: 'default', readMethod: 'GET' });
+    const scoped = resolveConfig({ env: { ...env, COMMERCE_URL: 'https://shop.example.test/', COMMERCE_USERNAME: 'admin', COMMERCE_PASSWORD: 'pw-secret', COMMERCE_SCOPE: 'fr' } });
+    expect(scoped.commerce?.scope).toBe('fr');
+  });
+
+  it('takes a variable set to nothing (PAY_API_URL= in a .env file) as not set', async () => {
+    const pay = createPay({ env: { ...env, PAY_MERCHANT_API_KEY: '', COMMERCE_URL: '', COMMERCE_SCOPE: '' } });
+    const error = await rejection(pay.mintWidgetToken({ amount: 100, currency: 'EUR', orderId: 'o' }));
+    expect(error).toMatchObject({ code: 'CONFIG_MISSING', message: expect.stringContaining('payment.apiKey (environment variable PAY_MERCHANT_API_KEY)') });
+    expect(pay.config.commerce).toBeUndefined();
   });
 
   it('http options are validated', () => {
@@ -175,6 +185,8 @@ describe('configuration', () => {
     const misplaced = configError(() => createPay({ env, payment: { secret: 'whsec_do_not_echo' } } as never));
     expect(misplaced.message).toContain('payment.secret');
     expect(`${misplaced.message} ${JSON.stringify(misplaced)} ${inspect(misplaced)}`).not.toContain('whsec_do_not_echo');
+    // A misspelt store would leave the in-memory one in force without a word.
+    expect(configError(() => createPay({ env, stores: { checkpoint: new MemoryCheckpointStore() } } as never)).details).toEqual({ options: ['stores.checkpoint'] });
     // Every documented option passes.
     expect(() => createPay({
       env, maxBodyBytes: 10_000, now: Date.now, logger: console, authorize: () => true, resolveCheckout: () => ({ amount: 1, currency: 'EUR', orderId: 'o' }),

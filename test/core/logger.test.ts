@@ -27,6 +27,18 @@ describe('the default logger', () => {
     expect(stderr).not.toMatch(/never_printed/);
   });
 
+  it('puts errors on stderr too, never on stdout, where a CLI or a pipe has its own output', async () => {
+    const script = `
+      import { consoleLogger } from './src/core/logger.ts';
+      consoleLogger.error({ eventId: 'evt_1' }, 'webhook handler failed');
+      consoleLogger.warn({ key: 'k' }, 'claim lost');
+      consoleLogger.info({}, 'said nowhere');`;
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root });
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/paywidget-server: webhook handler failed[^]*evt_1[^]*paywidget-server: claim lost/);
+    expect(stderr).not.toContain('said nowhere');
+  });
+
   it('is muted by silentLogger', async () => {
     const { stdout, stderr } = await stderrOf(', logger: silentLogger');
     expect(stdout.trim()).toBe('400');
