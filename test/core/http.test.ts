@@ -44,6 +44,11 @@ beforeAll(async () => {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
         res.write('{"items":[');
         return void setTimeout(() => res.destroy(), 10);
+      case '/echo-key':
+        // A gateway that quotes the credential it was sent, on a status that is retried.
+        return res.writeHead(503, { 'content-type': 'text/plain' }).end(`bad key ${String(req.headers['x-api-key'])}`);
+      case '/retry-in-2':
+        return res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '2' }).end('try in 2 s');
       case '/headers':
         return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(req.headers));
       default:
@@ -105,8 +110,37 @@ describe('callUpstream', () => {
     expect(hits.get('/unavailable-then-slow')).toBe(1);
   });
 
+  it('redacts the call\'s secrets from the last answer of a call that ran out of retries, as from one never retried', async () => {
+    const res = await callUpstream({ ...get('/echo-key'), headers: { 'x-api-key': 'sk_live_abc' }, secrets: ['sk_live_abc'] }, policy());
+    expect(res.status).toBe(503);
+    expect(Buffer.from(res.body).toString()).toBe('bad key [redacted]');
+  });
+
+  it('answers at once a Retry-After longer than http.retryAfterMaxMs, instead of waiting it out within the deadline', async () => {
+    hits.delete('/retry-in-2');
+    const started = Date.now();
+    const res = await callUpstream(get('/retry-in-2'), policy({ retryAfterMaxMs: 1_000, totalTimeoutMs: 10_000 }));
+    expect(res.status).toBe(503);
+    expect(hits.get('/retry-in-2')).toBe(1);
+    // Not a speed check: it guards against sitting out the 2 s asked for.
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it('waits between retries no longer than backoffMaxMs, and not all alike (full jitter, so instances do not retry in step)', async () => {
+    const waits: number[] = [];
+    const recording = { info() {}, warn() {}, error() {}, debug: (fields: { retryInMs?: number }) => void (fields.retryInMs !== undefined && waits.push(fields.retryInMs)) };
+    const res = await callUpstream(get('/unavailable'), policy({ maxRetries: 8, backoffBaseMs: 10, backoffMaxMs: 40 }), recording);
+    expect(res.status).toBe(503);
+    expect(waits).toHaveLength(8);
+    for (const wait of waits) expect(wait).toBeLessThanOrEqual(40);
+    expect(new Set(waits.slice(2)).size).toBeGreaterThan(1);
+  });
+
   it('names the total deadline, not the attempt time-out, when the deadline cut the attempt short', async () => {
+    const started = Date.now();
     const error = await callUpstream(get('/hang'), policy({ totalTimeoutMs: 150, attemptTimeoutMs: 10_000 })).then(() => undefined, (e: unknown) => e);
+    // Not a speed check: the attempt must end with the deadline, not run its own 10 s.
+    expect(Date.now() - started).toBeLessThan(5_000);
     expect(error).toBeInstanceOf(PayError);
     expect((error as PayError).code).toBe('UPSTREAM_TIMEOUT');
     expect((error as PayError).message).toBe(`commerce GET /hang did not answer within the 150 ms the call has in all, retries included. Raise http.totalTimeoutMs if the service is slow.`);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectTransport, type Transport, type UpstreamResponse } from '../../../src/core/transport/index.js';
 import { BodyDecodingError } from '../../../src/core/transport/decompress.js';
 import { fetchTransport } from '../../../src/core/transport/fetch.js';
-import { MAX_RESPONSE_BYTES, ResponseTooLargeError } from '../../../src/core/transport/limit.js';
+import { declaredTooLarge, MAX_RESPONSE_BYTES, ResponseTooLargeError } from '../../../src/core/transport/limit.js';
 import { nodeTransport } from '../../../src/core/transport/node.js';
 import { ResponseCutError } from '../../../src/core/transport/response-cut.js';
 import { freePort } from '../../helpers/free-port.js';
@@ -107,6 +107,9 @@ beforeAll(async () => {
           return res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(MAX_RESPONSE_BYTES * 4) }).end();
         case '/hang':
           return; // never answers
+        case '/hang-closing':
+          // Never answers, and tells when the client closed the connection.
+          return void req.socket.once('close', () => arrivals.emit('hang-closed'));
         case '/stall':
           res.writeHead(200, { 'content-type': 'application/json' });
           return void res.write('{"items":['); // starts the body, never ends it
@@ -257,6 +260,13 @@ describe.each([
     expect(error.name).toBe('TimeoutError');
   });
 
+  it('closes the connection of a request it gave up on, so a hung service does not pile up sockets', async () => {
+    const closed = once(arrivals, 'hang-closed').then(() => 'closed');
+    const error = await rejection(transport(get('/hang-closing'), AbortSignal.timeout(50)));
+    expect(error.name).toBe('TimeoutError');
+    expect(await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2_000, 'still open'))])).toBe('closed');
+  });
+
   it('rejects with a TimeoutError when the body starts and then stalls: the time-out covers the body', async () => {
     const error = await rejection(transport(get('/stall'), AbortSignal.timeout(150)));
     expect(error.name).toBe('TimeoutError');
@@ -306,6 +316,12 @@ describe('node:http transport: a body that does not decompress', () => {
 });
 
 describe('selectTransport', () => {
+  it('takes a declared length of exactly the limit as within it, one byte more as past it', () => {
+    expect(declaredTooLarge(String(MAX_RESPONSE_BYTES))).toBe(false);
+    expect(declaredTooLarge(String(MAX_RESPONSE_BYTES + 1))).toBe(true);
+    expect(declaredTooLarge(null)).toBe(false);
+  });
+
   it('picks fetch without process.getBuiltinModule (edge runtimes)', () => {
     expect(selectTransport({})).toBe(fetchTransport);
     expect(selectTransport({ process: {} })).toBe(fetchTransport);
