@@ -259,6 +259,13 @@ export function describeAdapter(adapter: AdapterCase): void {
       const large = webhook({ type: 'payment.succeeded', padding: 'x'.repeat(100 * 1024) });
       expect((await send(large)).status).toBe(200);
       expect(handled).toContain(large.eventId);
+      // At the limit exactly, accepted; one byte more, refused.
+      const sized = (bytes: number) => webhook({ type: 'payment.succeeded', padding: 'x'.repeat(bytes - JSON.stringify({ type: 'payment.succeeded', padding: '' }).length) });
+      const exact = sized(128 * 1024);
+      expect(Buffer.byteLength(exact.body as string)).toBe(128 * 1024);
+      // Declared too, as most clients do: a check of the declared length holds at the same bound.
+      expect((await send({ ...exact, headers: { ...exact.headers, 'content-length': String(128 * 1024) } })).status).toBe(200);
+      expect((await send(sized(128 * 1024 + 1))).status).toBe(413);
     });
 
     it('answers 413 for a JSON route\'s body over maxBodyBytes, before any hook sees it, though webhooks take more', async () => {
@@ -269,6 +276,11 @@ export function describeAdapter(adapter: AdapterCase): void {
         expect(JSON.parse(response.text).error.code).toBe('BODY_TOO_LARGE');
       }
       expect(checkouts).not.toContain('order-too-large');
+      // At the limit exactly, read.
+      const base = JSON.stringify({ orderId: 'order-at-limit', padding: '' });
+      const atLimit = JSON.stringify({ orderId: 'order-at-limit', padding: 'x'.repeat(64 * 1024 - base.length) });
+      expect((await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: atLimit })).status).toBe(200);
+      expect(checkouts).toContain('order-at-limit');
     });
 
     // Where the library reads the stream itself it refuses what it would misread (415); where a parser ran
@@ -346,9 +358,10 @@ export function describeAdapter(adapter: AdapterCase): void {
             expect(error.message.match(/(Express|Koa|Next\.js Pages Router|Next\.js App Router): /g)).toHaveLength(1);
             expect(handled).not.toContain(delivery.eventId);
           }
-          // The JSON routes work with the parsed body either way.
+          // The JSON routes work with the parsed body either way: the order id the parser read reaches resolveCheckout.
           const minted = await parsedApp.send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{"orderId":"order-parsed"}' });
           expect(minted.status).toBe(200);
+          expect(checkouts).toContain('order-parsed');
         } finally {
           await parsedApp.close();
         }

@@ -129,6 +129,33 @@ describe('createPay({ maxBodyBytes })', () => {
   });
 });
 
+describe('payMiddleware beside the app\'s own routes under the same mount', () => {
+  it('leaves the body of a request that is not its route unread, and calls no later middleware for one that is', async () => {
+    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+    const later: string[] = [];
+    const app = await appWith((a) => {
+      a.use('/pay', payMiddleware(pay));
+      a.use((req, _res, next) => {
+        later.push(req.originalUrl);
+        next();
+      });
+      // The app's own routes under /pay, with a parser of their own: they need the body the library did not read.
+      a.post('/pay/other', express.text({ type: '*/*' }), (req, res) => void res.send(`got:${String(req.body)}`));
+      a.post('/pay/Webhooks', express.text({ type: '*/*' }), (req, res) => void res.send(`got:${String(req.body)}`));
+    });
+    try {
+      for (const path of ['/other', '/Webhooks']) {
+        const response = await app.send({ method: 'POST', path, headers: { 'content-type': 'text/plain' }, body: 'hello' });
+        expect([response.status, response.text]).toEqual([200, 'got:hello']);
+      }
+      expect((await app.send({ method: 'GET', path: '/payments/pay_unknown' })).status).toBe(404);
+      expect(later).toEqual(['/pay/other', '/pay/Webhooks']);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('payMiddleware given the wrong thing, as plain JavaScript allows', () => {
   it('refuses an un-awaited Pay at mount, instead of building a second instance whose webhooks run no handler', () => {
     const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });

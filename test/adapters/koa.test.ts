@@ -113,6 +113,17 @@ describe('payRouter: OPTIONS and allowedMethods()', () => {
     }
   });
 
+  it('answers a path with a parameter and a trailing slash, which @koa/router lets match, as the path without it', async () => {
+    const pay = createPay({ env: {} });
+    const app = await appWith((koa) => koa.use(payRouter(pay, { prefix: '/pay' }).routes()));
+    try {
+      const answer = await app.send({ method: 'GET', path: '/payments/pay_unknown/' });
+      expect([answer.status, JSON.parse(answer.text).error.code]).toEqual([404, 'PAYMENT_NOT_FOUND']);
+    } finally {
+      await app.close();
+    }
+  });
+
   it("refuses payRouter(pay, '/pay'), an unknown option or a prefix without its leading slash (CONFIG_INVALID naming the fix), where each answered every request 404", () => {
     const pay = createPay({ env: {} });
     const refusal = (run: () => unknown) => {

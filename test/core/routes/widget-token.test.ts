@@ -162,4 +162,14 @@ describe('the JSON body, parsed when a hook or the route reads it', () => {
       await app.close();
     }
   });
+
+  it('refuses a body that is not JSON, or past maxBodyBytes, though no hook reads it: a client\'s bug is not ignored, and nothing is minted', async () => {
+    let resolved = 0;
+    const { app } = await serve({ maxBodyBytes: 1_000, resolveCheckout: () => (resolved++, { amount: 1999, currency: 'EUR', orderId: 'o-1' }) });
+    const malformed = await sendText(app, '{not json');
+    expect([malformed.status, malformed.body.error.code]).toEqual([400, 'INVALID_JSON']);
+    const huge = await sendText(app, JSON.stringify({ orderId: 'o-1', note: 'x'.repeat(2_000) }));
+    expect([huge.status, huge.body.error.code]).toEqual([413, 'BODY_TOO_LARGE']);
+    expect(resolved).toBe(0);
+  });
 });
