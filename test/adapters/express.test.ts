@@ -1,5 +1,5 @@
 import { createServer, request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { createPay } from 'paywidget-server';
@@ -150,6 +150,38 @@ describe('payMiddleware beside the app\'s own routes under the same mount', () =
       }
       expect((await app.send({ method: 'GET', path: '/payments/pay_unknown' })).status).toBe(404);
       expect(later).toEqual(['/pay/other', '/pay/Webhooks']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('refuses a body declared past the limit at once (413), without waiting for bytes that may never come', async () => {
+    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+    const app = await appWith((a) => a.use('/pay', payMiddleware(pay)));
+    const socket = connect(Number(new URL(app.webhookUrl).port), '127.0.0.1');
+    try {
+      // Ten megabytes declared, a few bytes sent, the connection kept open.
+      socket.write('POST /pay/webhooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n{"id":');
+      const answer = await new Promise<string>((resolve, reject) => {
+        socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1')));
+        socket.once('error', reject);
+        setTimeout(() => resolve('no answer within 3 s'), 3_000);
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+      expect(answer).toContain('BODY_TOO_LARGE');
+    } finally {
+      socket.destroy();
+      await app.close();
+    }
+  });
+
+  it('reads a body sent with Content-Encoding: identity as it is: no compression', async () => {
+    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+    const app = await appWith((a) => a.use('/pay', payMiddleware(pay)));
+    try {
+      const response = await app.send({ method: 'POST', path: '/payments/pay_1/reconcile', headers: { 'content-type': 'application/json', 'content-encoding': 'identity' }, body: '{"payment_client_token":7}' });
+      // Read and refused for what it says (a token must be a string), not as compressed (415).
+      expect([response.status, JSON.parse(response.text).error.code]).toEqual([400, 'INVALID_INPUT']);
     } finally {
       await app.close();
     }

@@ -32,3 +32,17 @@ describe('the JSON routes read their body as UTF-8', () => {
     expect(code(empty)).not.toBe('UNSUPPORTED_MEDIA_TYPE');
   });
 });
+
+describe('the JSON routes\' body', () => {
+  it('takes a body of only white space as no body, and counts a string body in UTF-8 bytes against the limit', async () => {
+    const seen: unknown[] = [];
+    const pay = createPay({ env: {}, maxBodyBytes: 1_000, resolveCheckout: ({ body }) => void seen.push(body) as never });
+    const post = (rawBody: string) => pay.handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody });
+    await post('\n  ');
+    expect(seen).toEqual([{}]);
+    // 600 characters, 1,200 bytes: past the limit, though its length in characters is not.
+    const accented = await post(JSON.stringify({ note: 'é'.repeat(600) }));
+    expect([accented?.status, code(accented)]).toEqual([413, 'BODY_TOO_LARGE']);
+    expect(seen).toHaveLength(1);
+  });
+});

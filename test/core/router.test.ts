@@ -30,4 +30,10 @@ describe('the core router', () => {
     const get = await pay.handle({ method: 'POST', path: '/payments/pay_1', headers: {} });
     expect([get?.status, get?.headers.allow]).toEqual([405, 'GET, HEAD']);
   });
+
+  it('finds a route whatever query string a custom adapter leaves on the path', async () => {
+    const answer = await pay.handle({ method: 'GET', path: '/payments/pay_unknown?expand=1', headers: {} });
+    expect(answer?.status).toBe(404);
+    expect(String(answer?.body)).toContain('PAYMENT_NOT_FOUND');
+  });
 });
