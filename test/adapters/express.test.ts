@@ -158,7 +158,7 @@ describe('payMiddleware beside the app\'s own routes under the same mount', () =
   it('refuses a body declared past the limit at once (413), without waiting for bytes that may never come', async () => {
     const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
     const app = await appWith((a) => a.use('/pay', payMiddleware(pay)));
-    const socket = connect(Number(new URL(app.webhookUrl).port), '127.0.0.1');
+    const socket = connect(Number(new URL(app.webhookUrl!).port), '127.0.0.1');
     try {
       // Ten megabytes declared, a few bytes sent, the connection kept open.
       socket.write('POST /pay/webhooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n{"id":');
