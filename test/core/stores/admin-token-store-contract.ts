@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { AdminTokenStore } from 'paywidget-server';
-
-/** A store under test and a way to move its clock (real stores may shift their keys' expiry instead). */
-export interface AdminTokenContractSubject {
-  store: AdminTokenStore;
-  advance(ms: number): Promise<void>;
-}
+import type { MakeStore } from './store-under-test.js';
 
 /** What every AdminTokenStore must show; the Redis store runs the same contract. */
-export function adminTokenStoreContract(name: string, make: () => AdminTokenContractSubject | Promise<AdminTokenContractSubject>): void {
+export function adminTokenStoreContract(name: string, make: MakeStore<AdminTokenStore>): void {
   describe(`${name}: AdminTokenStore contract`, () => {
     it('keeps a token per key for its time to live, the latest set replacing the one before', async () => {
       const { store, advance } = await make();

@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { CheckpointStore } from 'paywidget-server';
-
-/** A store under test and a way to move its clock (real stores may shift their keys' expiry instead). */
-export interface CheckpointContractSubject {
-  store: Required<CheckpointStore>;
-  advance(ms: number): Promise<void>;
-}
+import type { MakeStore } from './store-under-test.js';
 
 /** What every CheckpointStore with locks must show; the Redis store runs the same contract. */
-export function checkpointStoreContract(name: string, make: () => CheckpointContractSubject | Promise<CheckpointContractSubject>): void {
+export function checkpointStoreContract(name: string, make: MakeStore<Required<CheckpointStore>>): void {
   describe(`${name}: CheckpointStore contract`, () => {
     it('keeps a value per name until it is overwritten', async () => {
       const { store } = await make();

@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ClaimStore } from 'paywidget-server';
-
-/** A store under test and a way to move its clock (real stores may sleep instead). */
-export interface ContractSubject {
-  store: ClaimStore;
-  advance(ms: number): Promise<void>;
-}
+import type { MakeStore } from './store-under-test.js';
 
 /** The behaviour every ClaimStore must show; the Redis store runs the same contract. */
-export function claimStoreContract(name: string, make: () => ContractSubject | Promise<ContractSubject>): void {
+export function claimStoreContract(name: string, make: MakeStore<ClaimStore>): void {
   describe(`${name}: ClaimStore contract`, () => {
     it('claims a free key once; a second claim sees it in progress', async () => {
       const { store } = await make();
