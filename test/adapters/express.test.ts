@@ -16,6 +16,11 @@ function appWith(setup: (app: express.Express) => void) {
   return listen(createServer(app), '/pay');
 }
 
+/** A Pay whose payment service is nowhere: for what the adapter does before any upstream call. */
+function offlinePay() {
+  return createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+}
+
 describeAdapter({
   name: 'Express 5',
   listens: true,
@@ -131,7 +136,7 @@ describe('createPay({ maxBodyBytes })', () => {
 
 describe('payMiddleware beside the app\'s own routes under the same mount', () => {
   it('leaves the body of a request that is not its route unread, and calls no later middleware for one that is', async () => {
-    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+    const pay = offlinePay();
     const later: string[] = [];
     const app = await appWith((a) => {
       a.use('/pay', payMiddleware(pay));
@@ -154,9 +159,11 @@ describe('payMiddleware beside the app\'s own routes under the same mount', () =
       await app.close();
     }
   });
+});
 
+describe('payMiddleware reading the body itself', () => {
   it('refuses a body declared past the limit at once (413), without waiting for bytes that may never come', async () => {
-    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+    const pay = offlinePay();
     const app = await appWith((a) => a.use('/pay', payMiddleware(pay)));
     const socket = connect(Number(new URL(app.webhookUrl!).port), '127.0.0.1');
     try {
@@ -176,7 +183,7 @@ describe('payMiddleware beside the app\'s own routes under the same mount', () =
   });
 
   it('reads a body sent with Content-Encoding: identity as it is: no compression', async () => {
-    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+    const pay = offlinePay();
     const app = await appWith((a) => a.use('/pay', payMiddleware(pay)));
     try {
       const response = await app.send({ method: 'POST', path: '/payments/pay_1/reconcile', headers: { 'content-type': 'application/json', 'content-encoding': 'identity' }, body: '{"payment_client_token":7}' });
@@ -190,7 +197,7 @@ describe('payMiddleware beside the app\'s own routes under the same mount', () =
 
 describe('payMiddleware given the wrong thing, as plain JavaScript allows', () => {
   it('refuses an un-awaited Pay at mount, instead of building a second instance whose webhooks run no handler', () => {
-    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+    const pay = offlinePay();
     expect(() => payMiddleware(Promise.resolve(pay) as never)).toThrow(/was given a Promise, not a Pay instance: await it first/);
     expect(() => payMiddleware('pay' as never)).toThrow(/the adapter was given a string instead of a Pay instance/); // a CONFIG_INVALID, not a TypeError from the checks
   });

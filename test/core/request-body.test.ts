@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { createPay, type PayResponse } from 'paywidget-server';
 
 /** A pay instance whose resolveCheckout shows what the JSON route read. */
-function payShowingBody() {
+function payShowingBody(options: { maxBodyBytes?: number } = {}) {
   const seen: unknown[] = [];
-  const pay = createPay({ env: {}, resolveCheckout: ({ body }) => void seen.push(body) as never });
+  const pay = createPay({ env: {}, ...options, resolveCheckout: ({ body }) => void seen.push(body) as never });
   return { pay, seen };
 }
 
@@ -35,8 +35,7 @@ describe('the JSON routes read their body as UTF-8', () => {
 
 describe('the JSON routes\' body', () => {
   it('takes a body of only white space as no body, and counts a string body in UTF-8 bytes against the limit', async () => {
-    const seen: unknown[] = [];
-    const pay = createPay({ env: {}, maxBodyBytes: 1_000, resolveCheckout: ({ body }) => void seen.push(body) as never });
+    const { pay, seen } = payShowingBody({ maxBodyBytes: 1_000 });
     const post = (rawBody: string) => pay.handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody });
     await post('\n  ');
     expect(seen).toEqual([{}]);
