@@ -45,7 +45,7 @@ export async function benchRedis(): Promise<void> {
       const result = await claims.claim(`evt:c${i}`, 60_000);
       if (result.state === 'claimed') await claims.complete(`evt:c${i}`, result.token, 60_000);
     });
-    const memoryClaim = await microsPerCall((i) => memory.claim(`evt:${i}`, 60_000));
+    const memoryClaim = await microsPerCall(async (i) => memory.claim(`evt:${i}`, 60_000));
     printTable(`Claim round trip (sequential, median of ${ROUNDS} × ${CALLS} calls, redis-server on 127.0.0.1)`, [
       { name: 'redis PING', unit: 'µs per call', value: ping },
       { name: 'RedisClaimStore.claim', unit: 'µs per call', value: claim, reference: 'redis PING' },

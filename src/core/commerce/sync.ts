@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isPending } from '../awaitable.js';
 import { invalidInput, PayError } from '../errors.js';
 import type { CheckpointStore } from '../stores/checkpoint-store.js';
 import type { Logger } from '../types.js';
@@ -225,7 +226,7 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
         }
         const handled: unknown = onOrder(order);
         // A synchronous onOrder costs no microtask per order; anything thenable is awaited.
-        if (typeof (handled as PromiseLike<void> | undefined)?.then === 'function') await handled;
+        if (isPending(handled)) await handled;
         lastEntityId = order.entity_id;
         delivered += 1;
         if (!heldBack && settledBefore !== undefined && order.created_at >= settledBefore) heldBack = true;

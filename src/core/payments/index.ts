@@ -72,7 +72,7 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
     byOrder: (orderId) => ledger.byOrder(orderId),
     pruneLedger: (options) => pruneLedger({ ledger, now: deps.now, logger }, options),
     recheck: (paymentId) => recheckPayment({ ledger, poll, http, logger }, paymentId),
-    async recordWebhook(event) {
+    recordWebhook(event) {
       const seen = policy.extractPayment(event.payload);
       if (seen === undefined || seen === null) return;
       const { paymentId, status, orderId, amount, currency } = seen;
@@ -85,7 +85,8 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
       if (typeof orderId === 'string' && orderId !== '') input.orderId = orderId;
       if (typeof amount === 'number' && Number.isSafeInteger(amount)) input.amount = amount;
       if (typeof currency === 'string' && /^[A-Za-z]{3}$/.test(currency)) input.currency = currency.toUpperCase();
-      await ledger.record(input);
+      // Returned, not awaited: the memory ledger answers at once, and the event's handlers then run in the same turn.
+      return ledger.record(input);
     },
   };
 }

@@ -1,3 +1,4 @@
+import { isPending, type Awaitable } from '../awaitable.js';
 import { loggedWhereItArose, PayError } from '../errors.js';
 import type { ForgetCondition, LedgerEntry, LedgerObservation, LedgerQuery, LedgerRecordResult, LedgerStore } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
@@ -10,7 +11,8 @@ export type LedgerInput = Omit<LedgerObservation, 'outcome' | 'at'>;
 
 export interface Ledger {
   get(paymentId: string): Promise<LedgerEntry | undefined>;
-  record(input: LedgerInput): Promise<LedgerRecordResult>;
+  /** Answers at once when the store does (the memory store), so a webhook's record costs no wait. */
+  record(input: LedgerInput): Awaitable<LedgerRecordResult>;
   list(query: LedgerQuery): AsyncIterable<LedgerEntry>;
   byOrder(orderId: string): Promise<LedgerEntry[]>;
   forget(paymentId: string, condition: ForgetCondition): Promise<boolean>;
@@ -29,7 +31,7 @@ export async function entriesOfOrder(ledger: Pick<Ledger, 'byOrder'>, order: { i
 }
 
 /** Records what a status poll learned: the ledger classifies the status itself, and keeps no decline code. */
-export function recordPoll(ledger: Pick<Ledger, 'record'>, { paymentId, status, orderId, amount, currency }: PaymentStatus): Promise<LedgerRecordResult> {
+export function recordPoll(ledger: Pick<Ledger, 'record'>, { paymentId, status, orderId, amount, currency }: PaymentStatus): Awaitable<LedgerRecordResult> {
   return ledger.record({ paymentId, status, source: 'poll', orderId, amount, currency });
 }
 
@@ -47,12 +49,15 @@ function unavailable(cause: unknown): PayError {
 /** The ledger over its store: statuses classified by the configured terminal sets, store failures as STORE_UNAVAILABLE (503). */
 export function createLedger(deps: LedgerDeps): Ledger {
   const { store, logger } = deps;
+  const failed = (what: string, paymentId: string | undefined, error: unknown) => {
+    logger.error({ err: error, paymentId }, `payment ledger store failed to ${what}`);
+    return loggedWhereItArose(unavailable(error));
+  };
   const guard = async <T>(what: string, paymentId: string | undefined, run: () => Promise<T>): Promise<T> => {
     try {
       return await run();
     } catch (error) {
-      logger.error({ err: error, paymentId }, `payment ledger store failed to ${what}`);
-      throw loggedWhereItArose(unavailable(error));
+      throw failed(what, paymentId, error);
     }
   };
   return {
@@ -68,22 +73,36 @@ export function createLedger(deps: LedgerDeps): Ledger {
         yield next.value;
       }
     },
-    async record(input) {
+    record(input) {
       const { paymentId, status, source, amount, currency } = input;
       const orderId = orderIdToKeep(input, logger);
       const outcome = deps.classify(status);
       // Every field named, absent ones undefined: one object shape on the webhook path (a spread of inputs of varying shape is not).
       const observation: LedgerObservation = { paymentId, status, outcome, source, at: deps.now(), orderId, amount, currency };
-      const result = await guard('record an outcome', paymentId, () => store.record(observation));
-      const { entry, previous, changed } = result;
-      if (changed) {
-        logger.info({ paymentId: entry.paymentId, orderId: entry.orderId, status: entry.status, outcome: entry.outcome, from: previous?.status ?? undefined, source: input.source }, 'payment ledger updated');
-      } else if (previous && input.status !== null && input.status !== entry.status && outcome !== entry.outcome) {
-        logger.info({ paymentId: entry.paymentId, status: entry.status, ignored: input.status, source: input.source }, 'payment ledger kept its status: a status never moves backwards');
+      let answer: Awaitable<LedgerRecordResult>;
+      try {
+        answer = store.record(observation);
+      } catch (error) {
+        throw failed('record an outcome', paymentId, error);
       }
-      return result;
+      if (!isPending(answer)) return logRecord(logger, input, outcome, answer);
+      return Promise.resolve(answer).then(
+        (result) => logRecord(logger, input, outcome, result),
+        (error: unknown) => { throw failed('record an outcome', paymentId, error); },
+      );
     },
   };
+}
+
+/** Says what a record changed, or that a status was kept against an older one; answers the result. */
+function logRecord(logger: Logger, input: LedgerInput, outcome: PaymentOutcome, result: LedgerRecordResult): LedgerRecordResult {
+  const { entry, previous, changed } = result;
+  if (changed) {
+    logger.info({ paymentId: entry.paymentId, orderId: entry.orderId, status: entry.status, outcome: entry.outcome, from: previous?.status ?? undefined, source: input.source }, 'payment ledger updated');
+  } else if (previous && input.status !== null && input.status !== entry.status && outcome !== entry.outcome) {
+    logger.info({ paymentId: entry.paymentId, status: entry.status, ignored: input.status, source: input.source }, 'payment ledger kept its status: a status never moves backwards');
+  }
+  return result;
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { Awaitable } from '../awaitable.js';
+
 /**
  * The payment ledger: what the library has learned about each payment, from status polls and
  * webhooks, keyed by payment id.
@@ -143,8 +145,11 @@ export function isForgettable(entry: LedgerEntry, condition: ForgetCondition): b
 export interface LedgerStore {
   /** The entry of this payment, or undefined when the ledger never heard of it. */
   get(paymentId: string): Promise<LedgerEntry | undefined>;
-  /** Applies one observation atomically by the rules above and answers the resulting entry. */
-  record(observation: LedgerObservation): Promise<LedgerRecordResult>;
+  /**
+   * Applies one observation atomically by the rules above and answers the resulting entry. It may answer
+   * at once instead of with a promise (the memory store does): every webhook records, and need not wait.
+   */
+  record(observation: LedgerObservation): Awaitable<LedgerRecordResult>;
   /** The entries with this outcome, oldest first seen first (oldest change first when the query bounds `updatedAt`). A store may page underneath. */
   list(query: LedgerQuery): AsyncIterable<LedgerEntry>;
   /** Every entry recorded against this order id. */

@@ -1,3 +1,4 @@
+import type { Awaitable } from '../awaitable.js';
 import { applyObservation, isForgettable, listsByUpdate, matchesQuery, type ForgetCondition, type LedgerEntry, type LedgerObservation, type LedgerQuery, type LedgerRecordResult, type LedgerStore } from './ledger-store.js';
 
 /** Options of `new MemoryLedgerStore()`. */
@@ -37,7 +38,7 @@ export class MemoryLedgerStore implements LedgerStore {
     return entry && { ...entry };
   }
 
-  async record(observation: LedgerObservation): Promise<LedgerRecordResult> {
+  record(observation: LedgerObservation): Awaitable<LedgerRecordResult> {
     // Synchronous from read to write: nothing can interleave, which is what makes it atomic here.
     const result = applyObservation(this.#entries.get(observation.paymentId), observation);
     const { entry } = result;

@@ -1,3 +1,4 @@
+import { isPending } from '../awaitable.js';
 import type { Logger } from '../types.js';
 
 /** Waits `ms`, or less when `until` settles first: true when the time ran out. */
@@ -35,7 +36,7 @@ export class BackgroundWrites {
     try {
       // Typed to return nothing, but an async function fits that type: its rejection must not go unhandled.
       const kept: unknown = waitUntil(run);
-      if (typeof (kept as PromiseLike<unknown> | undefined)?.then === 'function') (kept as PromiseLike<unknown>).then(undefined, refused);
+      if (isPending(kept)) kept.then(undefined, refused);
     } catch (error) {
       refused(error);
     }

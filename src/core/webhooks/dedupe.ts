@@ -1,5 +1,6 @@
 import { loggedWhereItArose, PayError } from '../errors.js';
-import type { ClaimStore } from '../stores/claim-store.js';
+import { isPending, type Awaitable } from '../awaitable.js';
+import type { ClaimResult, ClaimStore } from '../stores/claim-store.js';
 import type { Logger } from '../types.js';
 import type { BackgroundWrites } from './background-writes.js';
 import type { LeaseRenewer } from './lease-renewer.js';
@@ -35,26 +36,45 @@ export type DedupeOutcome = 'processed' | 'duplicate' | 'in_progress';
  * is completed when it succeeds and released when it fails, so the sender's retry runs it again.
  * A store that fails to bind or claim throws STORE_UNAVAILABLE; nothing is marked done that did not run.
  */
-export async function processOnce(deps: DedupeDeps, eventId: string, signature: string, work: () => Promise<void>): Promise<DedupeOutcome> {
+export async function processOnce(deps: DedupeDeps, eventId: string, signature: string, work: () => Awaitable<void>): Promise<DedupeOutcome> {
   const { store, leaseMs, renewer } = deps;
   const eventKey = `evt:${eventId}`;
   const claimedAt = performance.now();
-
-  const bound = await storeCall(deps, eventId, () => store.bind(`sig:${signature}`, eventId, deps.signatureRetentionMs));
+  // A store that answers at once (the memory store) is not waited for: each await is a turn of the event loop.
+  let bound: string | undefined;
+  try {
+    const answer = store.bind(`sig:${signature}`, eventId, deps.signatureRetentionMs);
+    bound = isPending(answer) ? await answer : answer;
+  } catch (error) {
+    throw storeUnavailable(deps, eventId, error);
+  }
   if (bound !== undefined && bound !== eventId) throw replayed(deps, eventId);
-  const evt = await storeCall(deps, eventId, () => store.claim(eventKey, leaseMs));
+  let evt: ClaimResult;
+  try {
+    const answer = store.claim(eventKey, leaseMs);
+    evt = isPending(answer) ? await answer : answer;
+  } catch (error) {
+    throw storeUnavailable(deps, eventId, error);
+  }
   if (evt.state !== 'claimed') return evt.state === 'done' ? 'duplicate' : 'in_progress';
 
-  renewer.hold(eventKey, evt.token);
   try {
-    await work();
+    const running = work();
+    // Only a handler still running needs its lease renewed: one that finished at once held it throughout.
+    if (isPending(running)) {
+      renewer.hold(eventKey, evt.token);
+      try {
+        await running;
+      } finally {
+        renewer.drop(evt.token);
+      }
+    }
   } catch (error) {
-    renewer.drop(evt.token);
     await release(deps, eventKey, evt.token, leaseEnds(deps, claimedAt));
     throw error;
   }
-  renewer.drop(evt.token);
-  await complete(deps, eventKey, evt.token, leaseEnds(deps, claimedAt));
+  const completed = complete(deps, eventKey, evt.token, leaseEnds(deps, claimedAt));
+  if (isPending(completed)) await completed;
   return 'processed';
 }
 
@@ -66,14 +86,10 @@ function leaseEnds({ leaseMs, renewer }: DedupeDeps, claimedAt: number): number 
   return renewer.renews ? Math.max(claimedAt + leaseMs, performance.now() + (2 * leaseMs) / 3) : claimedAt + leaseMs;
 }
 
-/** A bind or claim: a store that fails is STORE_UNAVAILABLE (503), so the sender retries. */
-async function storeCall<T>(deps: DedupeDeps, eventId: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    deps.logger.error({ err: error, eventId }, 'webhook claim store failed');
-    throw loggedWhereItArose(new PayError('STORE_UNAVAILABLE', 'The webhook claim store is unavailable, so the delivery cannot be deduplicated safely; the sender will retry it. Check the store (e.g. Redis): its connection, or the error logged with this one, which names a key it refused.', { cause: error }));
-  }
+/** A bind or claim that failed: STORE_UNAVAILABLE (503), so the sender retries. */
+function storeUnavailable(deps: DedupeDeps, eventId: string, error: unknown): PayError {
+  deps.logger.error({ err: error, eventId }, 'webhook claim store failed');
+  return loggedWhereItArose(new PayError('STORE_UNAVAILABLE', 'The webhook claim store is unavailable, so the delivery cannot be deduplicated safely; the sender will retry it. Check the store (e.g. Redis): its connection, or the error logged with this one, which names a key it refused.', { cause: error }));
 }
 
 function replayed(deps: DedupeDeps, eventId: string): PayError {
@@ -86,21 +102,30 @@ function replayed(deps: DedupeDeps, eventId: string): PayError {
  * The completion is retried in the background while the lease lasts, so a short store outage does not
  * leave the event claimed but not done (a later duplicate would then run it again once the lease ran out).
  */
-async function complete(deps: DedupeDeps, key: string, token: string, leaseEnds: number): Promise<void> {
+function complete(deps: DedupeDeps, key: string, token: string, leaseEnds: number): Awaitable<void> {
+  let held: Awaitable<boolean>;
   try {
-    if (!(await deps.store.complete(key, token, deps.retentionMs))) {
-      // Marked done all the same: a duplicate that took the claim meanwhile will not run it again after this.
-      deps.logger.warn({ key }, 'webhook claim lease ran out before completion, and another delivery of the event took it; if your claim store cannot renew claims, raise webhooks.leaseMs above your slowest handler');
-    }
+    held = deps.store.complete(key, token, deps.retentionMs);
   } catch (error) {
-    deps.logger.error({ err: error, key }, 'webhook claim store failed to complete a claim; retrying while its lease lasts');
-    retryInBackground(deps, key, 'complete', () => deps.store.complete(key, token, deps.retentionMs), leaseEnds);
+    return completionFailed(deps, key, token, leaseEnds, error);
   }
+  if (!isPending(held)) return completionLanded(deps, key, held);
+  return held.then((answer) => completionLanded(deps, key, answer), (error: unknown) => completionFailed(deps, key, token, leaseEnds, error));
+}
+
+function completionLanded(deps: DedupeDeps, key: string, held: boolean): void {
+  // Marked done all the same: a duplicate that took the claim meanwhile will not run it again after this.
+  if (!held) deps.logger.warn({ key }, 'webhook claim lease ran out before completion, and another delivery of the event took it; if your claim store cannot renew claims, raise webhooks.leaseMs above your slowest handler');
+}
+
+function completionFailed(deps: DedupeDeps, key: string, token: string, leaseEnds: number, error: unknown): void {
+  deps.logger.error({ err: error, key }, 'webhook claim store failed to complete a claim; retrying while its lease lasts');
+  retryInBackground(deps, key, 'complete', async () => deps.store.complete(key, token, deps.retentionMs), leaseEnds);
 }
 
 /** Best effort, retried in the background while the lease lasts: a claim that cannot be released expires with its lease. */
 async function release(deps: DedupeDeps, key: string, token: string, leaseEnds: number): Promise<void> {
-  const attempt = () => deps.store.release(key, token);
+  const attempt = async () => deps.store.release(key, token);
   try {
     await attempt();
   } catch (error) {

@@ -1,3 +1,4 @@
+import { isPending, type Awaitable } from '../awaitable.js';
 import { invalidInput } from '../errors.js';
 import { describeKind } from '../option-types.js';
 import type { Logger } from '../types.js';
@@ -37,8 +38,9 @@ export interface Dispatcher {
   /**
    * Names the event's type, then runs the handlers for that type and the onAny handlers, concurrently.
    * Throws WebhookHandlerError when any of them (or the type extractor) fails, after telling onError.
+   * Answers at once when every handler did (a promise only when one returned a promise, or failed).
    */
-  dispatch(delivery: Omit<WebhookEvent, 'type'>): Promise<void>;
+  dispatch(delivery: Omit<WebhookEvent, 'type'>): Awaitable<void>;
 }
 
 /**
@@ -83,34 +85,40 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
       return add(errorHandlers, handler);
     },
 
-    async dispatch({ id, payload, timestamp }) {
+    dispatch({ id, payload, timestamp }) {
       let type: string | undefined;
-      let errors: Error[] | undefined;
       try {
         type = eventType(payload);
       } catch (extractorFailure) {
-        errors = [asError(extractorFailure)];
+        return reportFailures([asError(extractorFailure)], Object.freeze({ id, type, payload, timestamp }));
       }
       const event: WebhookEvent = Object.freeze({ id, type, payload, timestamp });
-      if (errors === undefined) {
-        // The library's own failure is not a handler's: thrown as it is (a ledger store outage answers 503), onError not told.
-        for (const handler of internal) await handler(event);
-        // A copy: a handler that unsubscribes (itself or another) must not shift the list being run.
-        errors = await runHandlers(type === undefined ? [...any] : [...(byType.get(type) ?? []), ...any], event, logger);
-      }
-      if (errors.length === 0) return;
-      for (const error of errors) {
-        for (const handler of [...errorHandlers]) {
-          try {
-            await handler({ error, event });
-          } catch (onErrorFailure) {
-            logger.error({ err: onErrorFailure, eventId: event.id }, 'webhook onError handler threw');
-          }
-        }
-      }
-      throw new WebhookHandlerError(event, errors);
+      // The library's own failure is not a handler's: thrown as it is (a ledger store outage answers 503), onError not told.
+      const recorded = runInOrder(internal, event);
+      return isPending(recorded) ? recorded.then(() => runMerchantHandlers(event)) : runMerchantHandlers(event);
     },
   };
+
+  function runMerchantHandlers(event: WebhookEvent): Awaitable<void> {
+    const typed = event.type === undefined ? undefined : byType.get(event.type);
+    const errors = runHandlers(typed === undefined ? any : [...typed, ...any], event, logger);
+    if (!isPending(errors)) return errors.length === 0 ? undefined : reportFailures(errors, event);
+    return errors.then((list) => (list.length === 0 ? undefined : reportFailures(list, event)));
+  }
+
+  /** Tells every onError handler of every failure, then throws them together. */
+  async function reportFailures(errors: readonly Error[], event: WebhookEvent): Promise<never> {
+    for (const error of errors) {
+      for (const handler of [...errorHandlers]) {
+        try {
+          await handler({ error, event });
+        } catch (onErrorFailure) {
+          logger.error({ err: onErrorFailure, eventId: event.id }, 'webhook onError handler threw');
+        }
+      }
+    }
+    throw new WebhookHandlerError(event, [...errors]);
+  }
 }
 
 const HANDLER_USAGE = {
@@ -135,22 +143,36 @@ function eventTypes(type: unknown): string[] {
   return types as string[];
 }
 
-async function runHandlers(handlers: WebhookHandler[], event: WebhookEvent, logger: Logger): Promise<Error[]> {
+const NO_ERRORS: readonly Error[] = Object.freeze([]);
+
+/** The library's own handlers, one after another; at once while none of them returns a promise. */
+function runInOrder(handlers: readonly WebhookHandler[], event: WebhookEvent): Awaitable<unknown> {
+  for (let i = 0; i < handlers.length; i++) {
+    const ran = handlers[i]!(event);
+    if (isPending(ran)) return Promise.resolve(ran).then(() => runInOrder(handlers.slice(i + 1), event));
+  }
+  return undefined;
+}
+
+/** The merchant's handlers, concurrently; their failures, at once when none of them returned a promise. */
+function runHandlers(handlers: readonly WebhookHandler[], event: WebhookEvent, logger: Logger): Awaitable<readonly Error[]> {
   if (handlers.length === 0) {
     logger.debug({ eventId: event.id, type: event.type }, 'webhook event has no handler');
-    return [];
+    return NO_ERRORS;
   }
   if (handlers.length === 1) {
     // The usual case, without allSettled's bookkeeping.
+    let ran: unknown;
     try {
-      await handlers[0]!(event);
-      return [];
+      ran = handlers[0]!(event);
     } catch (error) {
       return [asError(error)];
     }
+    return isPending(ran) ? Promise.resolve(ran).then(() => NO_ERRORS, (error: unknown) => [asError(error)]) : NO_ERRORS;
   }
-  const results = await Promise.allSettled(handlers.map((handler) => invoke(handler, event)));
-  return results.flatMap((r) => (r.status === 'rejected' ? [asError(r.reason)] : []));
+  // A copy: a handler that unsubscribes (itself or another) must not shift the list being run.
+  return Promise.allSettled([...handlers].map((handler) => invoke(handler, event)))
+    .then((results) => results.flatMap((r) => (r.status === 'rejected' ? [asError(r.reason)] : [])));
 }
 
 function asError(thrown: unknown): Error {

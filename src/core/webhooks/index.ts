@@ -1,3 +1,4 @@
+import { isPending, type Awaitable } from '../awaitable.js';
 import { PayError } from '../errors.js';
 import { describeKind } from '../option-types.js';
 import type { Route } from '../router.js';
@@ -82,10 +83,12 @@ export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
   let pending: Promise<Hmac> | undefined;
   const load = (): Hmac | Promise<Hmac> => hmac ?? (typeof source === 'function' ? build(source) : (pending ??= source.then(build)));
 
-  const verify = async (input: VerifyInput): Promise<VerifiedWebhook> => {
-    const h = hmac ?? (await load());
-    return verifyDelivery(h, verifyPolicy, input ?? ({} as VerifyInput));
+  // At once with node:crypto once its keys are built; a promise the first time, or with WebCrypto.
+  const verifyNow = (input: VerifyInput): Awaitable<VerifiedWebhook> => {
+    const h = hmac ?? load();
+    return isPending(h) ? h.then((built) => verifyDelivery(built, verifyPolicy, input)) : verifyDelivery(h, verifyPolicy, input);
   };
+  const verify = async (input: VerifyInput): Promise<VerifiedWebhook> => verifyNow(input ?? ({} as VerifyInput));
 
   return {
     verify,
@@ -103,7 +106,7 @@ export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
     maxBodyBytes: policy.maxBodyBytes,
     drain: async (options) => background.drain(drainTimeout(options)),
     route: webhookRoute({
-      verify,
+      verify: verifyNow,
       dispatcher,
       logger: deps.logger,
       dedupe: {

@@ -62,7 +62,8 @@ export class LeaseRenewer {
         this.#logger.warn({ key }, `webhook handler still running after ${MAX_RENEWED_LEASES} leases (webhooks.leaseMs): taken for hung, its claim lapses and the next delivery of the event runs it`);
         continue;
       }
-      this.#store.renew!(key, token, this.#leaseMs).then(
+      // Through a promise: a store may answer at once, or throw where another rejects.
+      Promise.resolve().then(() => this.#store.renew!(key, token, this.#leaseMs)).then(
         (held) => {
           if (held || !this.#running.delete(token)) return;
           this.#logger.warn({ key }, 'webhook claim was lost while its handler ran (not renewed in time: the event loop was blocked, or the store unreachable); a duplicate delivery may run beside it');

@@ -18,12 +18,36 @@ claimStoreContract('MemoryClaimStore', () => withClock());
 claimStoreContract('MemoryClaimStore with a clock starting at 0', () => withClock(0));
 
 describe('MemoryClaimStore', () => {
-  it('is bounded: beyond maxEntries the least recently used keys go', async () => {
+  it('is bounded: beyond maxEntries the oldest written keys go', async () => {
     const store = new MemoryClaimStore({ maxEntries: 3 });
     for (const key of ['a', 'b', 'c', 'd']) await store.claim(key, 60_000);
     expect(store.size).toBe(3);
     expect((await store.claim('a', 60_000)).state).toBe('claimed');
     expect(await store.claim('d', 60_000)).toEqual({ state: 'in_progress' });
+  });
+
+  it('stays bounded through many evictions, keeping the newest keys; a key freed and taken again counts as new', async () => {
+    const store = new MemoryClaimStore({ maxEntries: 50 });
+    const first = await store.claim('first', 60_000);
+    for (let i = 0; i < 48; i++) await store.claim(`a${i}`, 60_000);
+    // Released and claimed again: written last now, so it outlives the keys written after its first claim.
+    if (first.state === 'claimed') await store.release('first', first.token);
+    await store.claim('first', 60_000);
+    for (let i = 0; i < 49; i++) await store.claim(`b${i}`, 60_000);
+    // 98 keys written into 50 places: the 48 written before 'first' was taken again went.
+    expect(await store.claim('first', 60_000)).toEqual({ state: 'in_progress' });
+    for (let i = 49; i < 500; i++) await store.claim(`b${i}`, 60_000);
+    expect(store.size).toBe(50);
+    expect(await store.claim('b499', 60_000)).toEqual({ state: 'in_progress' });
+    expect(await store.claim('b450', 60_000)).toEqual({ state: 'in_progress' });
+    expect((await store.claim('b449', 60_000)).state).toBe('claimed'); // evicted, so free again
+    expect((await store.claim('a47', 60_000)).state).toBe('claimed');
+  });
+
+  it('refuses a maxEntries that is not a whole number of 1 or more, naming the option', () => {
+    for (const maxEntries of [0, -1, 1.5, Number.NaN, '100' as unknown as number]) {
+      expect(() => new MemoryClaimStore({ maxEntries })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('maxEntries') }));
+    }
   });
 
   it('costs memory for the keys it holds, not for maxEntries: a host with a Pay instance per merchant pays little for each', async () => {

@@ -140,7 +140,7 @@ describe('handlers: on, onAny, onError, event types', () => {
     });
     const failures: WebhookFailure[] = [];
     dispatcher.onError((failure) => void failures.push(failure));
-    const error = await dispatcher.dispatch({ id: 'evt_lone', payload: paid, timestamp: T0 }).then(() => undefined, (e: unknown) => e);
+    const error = await Promise.resolve(dispatcher.dispatch({ id: 'evt_lone', payload: paid, timestamp: T0 })).then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(WebhookHandlerError);
     expect((error as WebhookHandlerError).errors).toEqual([boom]);
     expect(failures).toHaveLength(1);
