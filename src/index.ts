@@ -14,6 +14,7 @@ export type {
   WebhookEvent, WebhookHandler, WebhookHandlerOf, WebhookErrorHandler, WebhookFailure, WebhookOptions, DrainOptions,
 } from './core/webhooks/index.js';
 export { MemoryClaimStore, type MemoryClaimStoreOptions, type ClaimStore, type ClaimResult, type StoreOptions } from './core/stores/index.js';
+export type { Awaitable } from './core/awaitable.js';
 export { CommerceError, checkoutFromOrder, type MagentoErrorBody } from './core/commerce/index.js';
 export type {
   Orders, OrderFilter, OrderSearch, OrderIterateOptions, OrderSyncOptions, OrderSyncProgress, OrderSyncSummary,

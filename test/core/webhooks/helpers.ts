@@ -1,4 +1,4 @@
-import { createPay, type ClaimStore, type Pay, type PayOptions, type PayResponse } from 'paywidget-server';
+import { createPay, type Awaitable, type ClaimStore, type Pay, type PayOptions, type PayResponse } from 'paywidget-server';
 import { signWebhook } from 'paywidget-server/testing';
 import { Secret } from '../../../src/core/secret.js';
 import { MemoryClaimStore } from '../../../src/core/stores/memory-claim-store.js';
@@ -64,39 +64,39 @@ export function holdingHandler(pay: Pay): { runs: () => number; release: () => v
   return { runs: () => runs, release: gate.resolve };
 }
 
-/** Wraps a store, counting every call, and can be switched to fail. */
+/**
+ * Wraps a store, counting every call, and can be switched to fail. With `atOnce` it answers and fails
+ * synchronously, as a store may (the memory store does); else with promises, as Redis does.
+ */
 export class CountingStore implements ClaimStore {
   calls: string[] = [];
   failing: ReadonlySet<'claim' | 'complete' | 'release' | 'bind'> = new Set();
 
-  constructor(readonly inner: ClaimStore) {}
+  constructor(readonly inner: ClaimStore, readonly atOnce = false) {}
 
-  #fail(method: 'claim' | 'complete' | 'release' | 'bind') {
-    if (this.failing.has(method)) throw new Error('ECONNREFUSED 127.0.0.1:6379 (test store is down)');
+  #call<T>(method: 'claim' | 'complete' | 'release' | 'bind', key: string, run: () => Awaitable<T>): Awaitable<T> {
+    this.calls.push(`${method} ${key}`);
+    const attempt = () => {
+      if (this.failing.has(method)) throw new Error('ECONNREFUSED 127.0.0.1:6379 (test store is down)');
+      return run();
+    };
+    return this.atOnce ? attempt() : Promise.resolve().then(attempt);
   }
 
-  async claim(key: string, leaseMs: number) {
-    this.calls.push(`claim ${key}`);
-    this.#fail('claim');
-    return this.inner.claim(key, leaseMs);
+  claim(key: string, leaseMs: number) {
+    return this.#call('claim', key, () => this.inner.claim(key, leaseMs));
   }
 
-  async complete(key: string, token: string, retentionMs: number) {
-    this.calls.push(`complete ${key}`);
-    this.#fail('complete');
-    return this.inner.complete(key, token, retentionMs);
+  complete(key: string, token: string, retentionMs: number) {
+    return this.#call('complete', key, () => this.inner.complete(key, token, retentionMs));
   }
 
-  async release(key: string, token: string) {
-    this.calls.push(`release ${key}`);
-    this.#fail('release');
-    return this.inner.release(key, token);
+  release(key: string, token: string) {
+    return this.#call('release', key, () => this.inner.release(key, token));
   }
 
-  async bind(key: string, value: string, ttlMs: number) {
-    this.calls.push(`bind ${key}`);
-    this.#fail('bind');
-    return this.inner.bind(key, value, ttlMs);
+  bind(key: string, value: string, ttlMs: number) {
+    return this.#call('bind', key, () => this.inner.bind(key, value, ttlMs));
   }
 }
 

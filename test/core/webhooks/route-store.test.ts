@@ -5,9 +5,12 @@ import { CountingStore, delivery, payWithClock, post, sleep, T0 } from './helper
 
 const paid = { type: 'payment.succeeded', data: { payment_id: 'pay_1', order_id: 'ord_1' } };
 
-describe('POST /webhooks: the store', () => {
+// Each test twice: a store answering with promises (as Redis does), and one answering and failing at once (as a store may).
+describe.each([['answering with promises', false], ['answering at once', true]])('POST /webhooks: the store, %s', (_, atOnce) => {
+  const counting = (inner: ClaimStore) => new CountingStore(inner, atOnce);
+
   it('is never touched before the signature checked out', async () => {
-    const store = new CountingStore(new MemoryClaimStore());
+    const store = counting(new MemoryClaimStore());
     const { pay } = payWithClock({ stores: { claims: store }, webhooks: { maxBodyBytes: 2048 } });
     const d = delivery(paid);
     const forgeries = [
@@ -31,7 +34,7 @@ describe('POST /webhooks: the store', () => {
 
   it('a store that throws: 503 with Retry-After, then the retry is processed once the store is back', async () => {
     const logger = captureLogger();
-    const store = new CountingStore(new MemoryClaimStore());
+    const store = counting(new MemoryClaimStore());
     const { pay } = payWithClock({ stores: { claims: store }, logger });
     let runs = 0;
     pay.webhooks.onAny(() => void runs++);
@@ -79,7 +82,12 @@ describe('POST /webhooks: the store', () => {
     const ledger = new MemoryLedgerStore();
     let ledgerDown = true;
     const failingLedger: LedgerStore = {
-      record: (observation) => (ledgerDown ? Promise.reject(new Error('ECONNREFUSED 127.0.0.1:6379 (test ledger is down)')) : ledger.record(observation)),
+      record: (observation) => {
+        if (!ledgerDown) return ledger.record(observation);
+        const down = new Error('ECONNREFUSED 127.0.0.1:6379 (test ledger is down)');
+        if (atOnce) throw down;
+        return Promise.reject(down);
+      },
       get: (id) => ledger.get(id),
       list: (query) => ledger.list(query),
       byOrder: (id) => ledger.byOrder(id),
@@ -104,7 +112,7 @@ describe('POST /webhooks: the store', () => {
 
   it('a store that fails after the handler ran still answers 200 (the work is done), and logs it', async () => {
     const logger = captureLogger();
-    const store = new CountingStore(new MemoryClaimStore());
+    const store = counting(new MemoryClaimStore());
     const { pay } = payWithClock({ stores: { claims: store }, logger });
     pay.webhooks.onAny(() => {
       store.failing = new Set(['complete']);
@@ -115,7 +123,7 @@ describe('POST /webhooks: the store', () => {
 
   /** A pay instance whose claim store starts failing to complete as soon as a handler runs; counts the runs. */
   function payWhoseStoreFailsToComplete() {
-    const store = new CountingStore(new MemoryClaimStore());
+    const store = counting(new MemoryClaimStore());
     const { pay } = payWithClock({ stores: { claims: store } });
     const counted = { runs: 0 };
     pay.webhooks.onAny(() => {
@@ -154,7 +162,7 @@ describe('POST /webhooks: the store', () => {
   });
 
   it('a release that failed after a handler failure is retried in the background, so the sender\'s retry runs the event', async () => {
-    const store = new CountingStore(new MemoryClaimStore());
+    const store = counting(new MemoryClaimStore());
     const { pay } = payWithClock({ stores: { claims: store } });
     let runs = 0;
     pay.webhooks.onAny(() => {
@@ -171,7 +179,7 @@ describe('POST /webhooks: the store', () => {
   });
 
   it('a store that fails to release after a handler failure still answers 500', async () => {
-    const store = new CountingStore(new MemoryClaimStore());
+    const store = counting(new MemoryClaimStore());
     const { pay } = payWithClock({ stores: { claims: store } });
     pay.webhooks.onAny(() => {
       store.failing = new Set(['release']);
