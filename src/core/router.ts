@@ -30,14 +30,18 @@ export interface Router {
 
 export function createRouter(routes: Route[], logger: Logger): Router {
   const compiled: CompiledRoute[] = routes.map((route) => ({ ...route, segments: split(route.path) }));
-  // The hot routes (webhooks, widget-token) have no params: found by method and path without splitting.
-  const exact = new Map(compiled.filter((r) => !r.path.includes(':')).map((r) => [`${r.method} ${r.path}`, r]));
-  const NO_PARAMS: RouteParams = Object.freeze({});
+  // The hot routes (webhooks, widget-token) have no params: found by method, then path, without splitting
+  // the path or building a key.
+  const exact = new Map<string, Map<string, CompiledRoute>>();
+  for (const route of compiled.filter((r) => !r.path.includes(':'))) {
+    const byPath = exact.get(route.method) ?? new Map<string, CompiledRoute>();
+    exact.set(route.method, byPath.set(route.path, route));
+  }
 
   /** HEAD is answered as GET without a body. With no route for the method, `allowed` lists the methods the path has (for 405). */
   const findForMethod = (method: string, path: string) => {
     const wanted = method === 'HEAD' ? 'GET' : method;
-    const direct = exact.get(`${wanted} ${path}`);
+    const direct = exact.get(wanted)?.get(path);
     if (direct) return { route: direct, params: NO_PARAMS, allowed: [] as string[] };
     const segments = split(path);
     const allowed: string[] = [];
@@ -116,6 +120,9 @@ export function routeNotFound(path: string, routes: Router['routes'], hint?: str
   return new PayError('NOT_FOUND', `No paywidget-server route at ${path}.${fix}`).toResponse();
 }
 
+/** The params of a route without any: one frozen object, never marked malformed. */
+const NO_PARAMS: RouteParams = Object.freeze({});
+
 function split(path: string): string[] {
   const q = path.indexOf('?');
   return (q === -1 ? path : path.slice(0, q)).split('/').filter((s) => s !== '');
@@ -144,7 +151,7 @@ function matchSegments(pattern: string[], actual: string[]): RouteParams | undef
 const MALFORMED = new WeakMap<RouteParams, { name: string; segment: string }>();
 
 function malformedSegment(request: PayRequest, params: RouteParams): PayResponse | undefined {
-  const malformed = MALFORMED.get(params);
+  const malformed = params === NO_PARAMS ? undefined : MALFORMED.get(params);
   if (!malformed) return undefined;
   const shown = cutText(malformed.segment, 60);
   return invalidInput(malformed.name, `The path segment for ${malformed.name} in ${request.method} ${request.path.slice(0, 200)} is not valid percent-encoding (${JSON.stringify(shown)}): encode it with encodeURIComponent.`).toResponse();

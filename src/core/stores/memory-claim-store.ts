@@ -52,67 +52,76 @@ export class MemoryClaimStore implements ClaimStore {
   }
 
   claim(key: string, leaseMs: number): Awaitable<ClaimResult> {
-    const current = this.#read(key);
-    if (current === DONE) return { state: 'done' };
-    if (current !== undefined) return { state: 'in_progress' };
+    const held = this.#live(key);
+    if (held !== undefined) return held.value === DONE ? { state: 'done' } : { state: 'in_progress' };
     const token = `lease-${++this.#leases}`;
-    this.#write(key, token, leaseMs);
+    this.#add(key, token, leaseMs);
     return { state: 'claimed', token };
   }
 
   complete(key: string, token: string, retentionMs: number): Awaitable<boolean> {
-    const current = this.#read(key);
-    if (current === DONE) return false;
-    this.#write(key, DONE, retentionMs);
-    return current === undefined || current === token;
+    const held = this.#live(key);
+    if (held === undefined) {
+      this.#add(key, DONE, retentionMs);
+      return true;
+    }
+    if (held.value === DONE) return false;
+    const ours = held.value === token;
+    this.#set(held, DONE, retentionMs);
+    return ours;
   }
 
   renew(key: string, token: string, leaseMs: number): Awaitable<boolean> {
-    const current = this.#read(key);
-    if (current !== undefined && current !== token) return false;
-    this.#write(key, token, leaseMs);
+    const held = this.#live(key);
+    if (held === undefined) this.#add(key, token, leaseMs);
+    else if (held.value === token) this.#set(held, token, leaseMs);
+    else return false;
     return true;
   }
 
   release(key: string, token: string): Awaitable<boolean> {
-    if (this.#read(key) !== token) return false;
+    if (this.#live(key)?.value !== token) return false;
     this.#entries.delete(key);
     return true;
   }
 
   bind(key: string, value: string, ttlMs: number): Awaitable<string | undefined> {
-    const current = this.#read(key);
-    if (current !== undefined) return current;
-    this.#write(key, value, ttlMs);
+    const held = this.#live(key);
+    if (held !== undefined) return held.value;
+    this.#add(key, value, ttlMs);
     return undefined;
   }
 
   /** Keys currently held, expired ones excepted (for tests and diagnostics). */
   get size(): number {
-    for (const key of [...this.#entries.keys()]) this.#read(key);
+    for (const key of [...this.#entries.keys()]) this.#live(key);
     return this.#entries.size;
   }
 
-  /** The key's value while it lasts; an expired key is dropped as it is found. */
-  #read(key: string): string | undefined {
+  // One Map lookup for each read and each write: a delivery makes five, on a Map of up to maxEntries keys.
+
+  /** The key's entry while it lasts; an expired key is dropped as it is found, so #add may follow. */
+  #live(key: string): Held | undefined {
     const held = this.#entries.get(key);
-    if (held === undefined) return undefined;
-    if (this.#now() <= held.expiresAt) return held.value;
+    if (held === undefined || this.#now() <= held.expiresAt) return held;
     this.#entries.delete(key);
     return undefined;
   }
 
-  /** Sets the key for `ttlMs` (at least 1 ms), in place if it is there; past maxEntries the oldest written key goes. */
-  #write(key: string, value: string, ttlMs: number): void {
-    const expiresAt = this.#now() + Math.max(1, Math.ceil(ttlMs));
-    const held = this.#entries.get(key);
-    if (held !== undefined) {
-      held.value = value;
-      held.expiresAt = expiresAt;
-      return;
-    }
-    this.#entries.set(key, { value, expiresAt });
+  #set(held: Held, value: string, ttlMs: number): void {
+    held.value = value;
+    held.expiresAt = this.#expiry(ttlMs);
+  }
+
+  /** A key #live found absent, written last; past maxEntries the oldest written key goes. */
+  #add(key: string, value: string, ttlMs: number): void {
+    this.#entries.set(key, { value, expiresAt: this.#expiry(ttlMs) });
     if (this.#entries.size > this.#maxEntries) this.#evictOldest();
+  }
+
+  /** When a value set now for `ttlMs` (at least 1 ms, as Redis's PX) is gone. */
+  #expiry(ttlMs: number): number {
+    return this.#now() + Math.max(1, Math.ceil(ttlMs));
   }
 
   #evictOldest(): void {

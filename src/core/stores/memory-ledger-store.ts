@@ -41,9 +41,16 @@ export class MemoryLedgerStore implements LedgerStore {
   record(observation: LedgerObservation): Awaitable<LedgerRecordResult> {
     // Synchronous from read to write: nothing can interleave, which is what makes it atomic here.
     const result = applyObservation(this.#entries.get(observation.paymentId), observation);
-    const { entry } = result;
+    const { entry, previous } = result;
+    // The stored entry itself when nothing changed (a retried or late webhook): nothing to write or index.
+    if (entry !== previous) this.#store(entry, previous);
+    return { entry: { ...entry }, previous: previous && { ...previous }, changed: result.changed };
+  }
+
+  /** Files a new or changed entry: by id, in its eviction bucket, under its order. */
+  #store(entry: LedgerEntry, previous: LedgerEntry | undefined): void {
     this.#entries.set(entry.paymentId, entry);
-    const was = result.previous && bucket(result.previous);
+    const was = previous && bucket(previous);
     if (was !== bucket(entry)) {
       if (was) this.#byBucket[was].delete(entry.paymentId);
       this.#byBucket[bucket(entry)].add(entry.paymentId);
@@ -53,8 +60,7 @@ export class MemoryLedgerStore implements LedgerStore {
       if (!ids) this.#orders.set(entry.orderId, (ids = new Set()));
       ids.add(entry.paymentId);
     }
-    if (!result.previous && this.#entries.size > this.#maxEntries) this.#evict(entry.paymentId);
-    return { entry: { ...entry }, previous: result.previous && { ...result.previous }, changed: result.changed };
+    if (!previous && this.#entries.size > this.#maxEntries) this.#evict(entry.paymentId);
   }
 
   async *list(query: LedgerQuery): AsyncIterable<LedgerEntry> {
