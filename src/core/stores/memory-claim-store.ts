@@ -28,15 +28,20 @@ interface Held {
  * A Map in insertion order, each value stamped with its expiry, rather than lru-cache: every webhook reads
  * and writes here three times each, and lru-cache's recency bookkeeping doubled what that costs (measured
  * at 100,000 keys: 1.3 against 2.4 µs an event). A claim is written during its delivery and seldom read
- * after, so letting the oldest written key go first is as good as letting the least recently used go.
+ * after, so letting the oldest written key go first is as good as letting the least recently used go; a
+ * renewal writes a running handler's claim anew, so it is not the oldest while it is renewed.
  */
 export class MemoryClaimStore implements ClaimStore {
   readonly #entries = new Map<string, Held>();
   /**
-   * Walks the keys oldest first, one eviction after another. Kept rather than made anew: a new iterator
-   * would step over every slot the evictions before it emptied, each time (V8 compacts a Map only as it grows).
+   * Walks the keys oldest first, one eviction after another: a new iterator for each would step over every
+   * slot the evictions before it emptied (V8 compacts a Map only now and then). Made at an eviction, and
+   * dropped once the Map changed a quarter of maxEntries times without one: an iterator that stops moving
+   * keeps alive every table the Map outgrows after it, with their keys.
    */
-  #oldest: Iterator<string> = this.#entries.keys();
+  #oldest: Iterator<string> | undefined;
+  /** Adds and deletes since the last eviction. */
+  #sinceEviction = 0;
   readonly #maxEntries: number;
   readonly #now: () => number;
   /** Lease tokens only need to differ within this store, so a counter does (a random UUID costs ~2 µs). */
@@ -73,15 +78,16 @@ export class MemoryClaimStore implements ClaimStore {
 
   renew(key: string, token: string, leaseMs: number): Awaitable<boolean> {
     const held = this.#live(key);
-    if (held === undefined) this.#add(key, token, leaseMs);
-    else if (held.value === token) this.#set(held, token, leaseMs);
-    else return false;
+    if (held !== undefined && held.value !== token) return false;
+    // Written anew, so last in line: a slow handler's claim must not be evicted while it is renewed.
+    if (held !== undefined) this.#delete(key);
+    this.#add(key, token, leaseMs);
     return true;
   }
 
   release(key: string, token: string): Awaitable<boolean> {
     if (this.#live(key)?.value !== token) return false;
-    this.#entries.delete(key);
+    this.#delete(key);
     return true;
   }
 
@@ -104,8 +110,14 @@ export class MemoryClaimStore implements ClaimStore {
   #live(key: string): Held | undefined {
     const held = this.#entries.get(key);
     if (held === undefined || this.#now() <= held.expiresAt) return held;
-    this.#entries.delete(key);
+    this.#delete(key);
     return undefined;
+  }
+
+  /** Any delete but an eviction. */
+  #delete(key: string): void {
+    this.#entries.delete(key);
+    this.#changedWithoutEviction();
   }
 
   #set(held: Held, value: string, ttlMs: number): void {
@@ -113,10 +125,11 @@ export class MemoryClaimStore implements ClaimStore {
     held.expiresAt = this.#expiry(ttlMs);
   }
 
-  /** A key #live found absent, written last; past maxEntries the oldest written key goes. */
+  /** A key #live found absent, written last; past maxEntries the oldest written key goes (a completion keeps its claim's place). */
   #add(key: string, value: string, ttlMs: number): void {
     this.#entries.set(key, { value, expiresAt: this.#expiry(ttlMs) });
     if (this.#entries.size > this.#maxEntries) this.#evictOldest();
+    else this.#changedWithoutEviction();
   }
 
   /** When a value set now for `ttlMs` (at least 1 ms, as Redis's PX) is gone. */
@@ -125,10 +138,13 @@ export class MemoryClaimStore implements ClaimStore {
   }
 
   #evictOldest(): void {
-    let oldest = this.#oldest.next();
-    // Every key it has not reached yet lies ahead of it, so it is never done here; if it ever were (a
-    // finished iterator stays finished), another one starts from the oldest key.
-    if (oldest.done) oldest = (this.#oldest = this.#entries.keys()).next();
-    this.#entries.delete(oldest.value as string);
+    this.#oldest ??= this.#entries.keys();
+    this.#sinceEviction = 0;
+    // Every key the walk has not reached lies ahead of it (each it passed was evicted), so it is not done.
+    this.#entries.delete(this.#oldest.next().value as string);
+  }
+
+  #changedWithoutEviction(): void {
+    if (this.#oldest !== undefined && ++this.#sinceEviction > this.#maxEntries / 4) this.#oldest = undefined;
   }
 }

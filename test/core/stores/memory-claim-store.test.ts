@@ -44,6 +44,39 @@ describe('MemoryClaimStore', () => {
     expect((await store.claim('a47', 60_000)).state).toBe('claimed');
   });
 
+  it('keeps a renewed claim from eviction, as long as it is renewed: a renewal writes it anew', async () => {
+    const store = new MemoryClaimStore({ maxEntries: 3 });
+    const slow = await store.claim('evt:slow', 60_000);
+    await store.claim('a', 60_000);
+    await store.claim('b', 60_000);
+    expect(slow.state === 'claimed' && (await store.renew('evt:slow', slow.token, 60_000))).toBe(true);
+    await store.claim('c', 60_000);
+    expect(await store.claim('evt:slow', 60_000)).toEqual({ state: 'in_progress' });
+    expect((await store.claim('a', 60_000)).state).toBe('claimed'); // the oldest written went instead
+  });
+
+  it('does not grow while keys come and go below maxEntries, also after it once evicted', async () => {
+    // In a process of its own with --expose-gc. A walk of the evictions left standing would keep every
+    // table the Map outgrew after it alive, with their keys: about 100 MB here.
+    const script = `
+      import { MemoryClaimStore } from './src/index.ts';
+      const used = () => { globalThis.gc(); return process.memoryUsage().heapUsed; };
+      const store = new MemoryClaimStore({ maxEntries: 20000 });
+      const churn = async (prefix, count) => {
+        const tokens = [];
+        for (let i = 0; i < count; i++) tokens.push((await store.claim(prefix + i, 60000)).token);
+        for (let i = 0; i < count; i++) await store.release(prefix + i, tokens[i]);
+      };
+      await churn('fill', 20001); // one eviction
+      const before = used();
+      for (let round = 0; round < 30; round++) await churn('r' + round + ':', 15000);
+      console.log(JSON.stringify({ grown: used() - before, size: store.size }));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: new URL('../../..', import.meta.url), timeout: 60_000 });
+    const { grown, size } = JSON.parse(stdout) as { grown: number; size: number };
+    expect(size).toBe(0);
+    expect(grown).toBeLessThan(20 * 2 ** 20);
+  });
+
   it('refuses a maxEntries that is not a whole number of 1 or more, naming the option', () => {
     for (const maxEntries of [0, -1, 1.5, Number.NaN, '100' as unknown as number]) {
       expect(() => new MemoryClaimStore({ maxEntries })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('maxEntries') }));
