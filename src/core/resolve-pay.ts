@@ -1,3 +1,4 @@
+import { isPending } from './awaitable.js';
 import { PayError } from './errors.js';
 import { describeKind } from './option-types.js';
 import { createPay, type Pay, type PayOptions } from './pay.js';
@@ -11,7 +12,7 @@ export function resolvePay(payOrOptions?: Pay | PayOptions): Pay {
   const candidate = payOrOptions as (Partial<Pay> & Record<string, unknown>) | undefined;
   if (typeof candidate?.handle === 'function') return payOrOptions as Pay;
   // Plain JavaScript makes these two mistakes without a word from the compiler; as options, both read as empty.
-  if (typeof candidate?.then === 'function') {
+  if (isPending(candidate)) {
     throw new PayError('CONFIG_INVALID', 'paywidget-server: the adapter was given a Promise, not a Pay instance: await it first (payMiddleware(await makePay())), else a second instance built from the environment would take your webhooks and run none of your handlers.');
   }
   if (typeof candidate === 'object' && candidate !== null && (('socket' in candidate && 'headers' in candidate) || ('req' in candidate && 'res' in candidate))) {

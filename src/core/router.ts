@@ -37,6 +37,7 @@ export function createRouter(routes: Route[], logger: Logger): Router {
     const byPath = exact.get(route.method) ?? new Map<string, CompiledRoute>();
     exact.set(route.method, byPath.set(route.path, route));
   }
+  const NO_PARAMS: RouteParams = Object.freeze({});
 
   /** HEAD is answered as GET without a body. With no route for the method, `allowed` lists the methods the path has (for 405). */
   const findForMethod = (method: string, path: string) => {
@@ -120,9 +121,6 @@ export function routeNotFound(path: string, routes: Router['routes'], hint?: str
   return new PayError('NOT_FOUND', `No paywidget-server route at ${path}.${fix}`).toResponse();
 }
 
-/** The params of a route without any: one frozen object, never marked malformed. */
-const NO_PARAMS: RouteParams = Object.freeze({});
-
 function split(path: string): string[] {
   const q = path.indexOf('?');
   return (q === -1 ? path : path.slice(0, q)).split('/').filter((s) => s !== '');
@@ -151,7 +149,7 @@ function matchSegments(pattern: string[], actual: string[]): RouteParams | undef
 const MALFORMED = new WeakMap<RouteParams, { name: string; segment: string }>();
 
 function malformedSegment(request: PayRequest, params: RouteParams): PayResponse | undefined {
-  const malformed = params === NO_PARAMS ? undefined : MALFORMED.get(params);
+  const malformed = MALFORMED.get(params);
   if (!malformed) return undefined;
   const shown = cutText(malformed.segment, 60);
   return invalidInput(malformed.name, `The path segment for ${malformed.name} in ${request.method} ${request.path.slice(0, 200)} is not valid percent-encoding (${JSON.stringify(shown)}): encode it with encodeURIComponent.`).toResponse();

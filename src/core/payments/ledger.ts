@@ -86,10 +86,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
         throw failed('record an outcome', paymentId, error);
       }
       if (!isPending(answer)) return logRecord(logger, input, outcome, answer);
-      return Promise.resolve(answer).then(
-        (result) => logRecord(logger, input, outcome, result),
-        (error: unknown) => { throw failed('record an outcome', paymentId, error); },
-      );
+      return guard('record an outcome', paymentId, () => Promise.resolve(answer)).then((result) => logRecord(logger, input, outcome, result));
     },
   };
 }

@@ -72,7 +72,8 @@ export class MemoryClaimStore implements ClaimStore {
     }
     if (held.value === DONE) return false;
     const ours = held.value === token;
-    this.#set(held, DONE, retentionMs);
+    held.value = DONE;
+    held.expiresAt = this.#expiry(retentionMs);
     return ours;
   }
 
@@ -118,11 +119,6 @@ export class MemoryClaimStore implements ClaimStore {
   #delete(key: string): void {
     this.#entries.delete(key);
     this.#changedWithoutEviction();
-  }
-
-  #set(held: Held, value: string, ttlMs: number): void {
-    held.value = value;
-    held.expiresAt = this.#expiry(ttlMs);
   }
 
   /** A key #live found absent, written last; past maxEntries the oldest written key goes (a completion keeps its claim's place). */

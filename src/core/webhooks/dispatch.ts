@@ -87,12 +87,14 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
 
     dispatch({ id, payload, timestamp }) {
       let type: string | undefined;
+      let extractorFailure: Error | undefined;
       try {
         type = eventType(payload);
-      } catch (extractorFailure) {
-        return reportFailures([asError(extractorFailure)], Object.freeze({ id, type, payload, timestamp }));
+      } catch (error) {
+        extractorFailure = asError(error);
       }
       const event: WebhookEvent = Object.freeze({ id, type, payload, timestamp });
+      if (extractorFailure) return reportFailures([extractorFailure], event);
       // The library's own failure is not a handler's: thrown as it is (a ledger store outage answers 503), onError not told.
       const recorded = runInOrder(internal, event);
       return isPending(recorded) ? recorded.then(() => runMerchantHandlers(event)) : runMerchantHandlers(event);
@@ -101,7 +103,9 @@ export function createDispatcher(logger: Logger, eventType: (payload: unknown) =
 
   function runMerchantHandlers(event: WebhookEvent): Awaitable<void> {
     const typed = event.type === undefined ? undefined : byType.get(event.type);
-    const errors = runHandlers(typed === undefined ? any : [...typed, ...any], event, logger);
+    // A copy when several run: one that unsubscribes (itself or another) must not shift the list being run.
+    const handlers = typed !== undefined ? [...typed, ...any] : any.length > 1 ? [...any] : any;
+    const errors = runHandlers(handlers, event, logger);
     if (!isPending(errors)) return errors.length === 0 ? undefined : reportFailures(errors, event);
     return errors.then((list) => (list.length === 0 ? undefined : reportFailures(list, event)));
   }
@@ -170,8 +174,7 @@ function runHandlers(handlers: readonly WebhookHandler[], event: WebhookEvent, l
     }
     return isPending(ran) ? Promise.resolve(ran).then(() => NO_ERRORS, (error: unknown) => [asError(error)]) : NO_ERRORS;
   }
-  // A copy: a handler that unsubscribes (itself or another) must not shift the list being run.
-  return Promise.allSettled([...handlers].map((handler) => invoke(handler, event)))
+  return Promise.allSettled(handlers.map((handler) => invoke(handler, event)))
     .then((results) => results.flatMap((r) => (r.status === 'rejected' ? [asError(r.reason)] : [])));
 }
 

@@ -85,7 +85,7 @@ export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
 
   // At once with node:crypto once its keys are built; a promise the first time, or with WebCrypto.
   const verifyNow = (input: VerifyInput): Awaitable<VerifiedWebhook> => {
-    const h = hmac ?? load();
+    const h = load();
     return isPending(h) ? h.then((built) => verifyDelivery(built, verifyPolicy, input)) : verifyDelivery(h, verifyPolicy, input);
   };
   const verify = async (input: VerifyInput): Promise<VerifiedWebhook> => verifyNow(input ?? ({} as VerifyInput));
