@@ -152,6 +152,7 @@ export function createPay(options: PayOptions = {}): Pay {
     checkoutForOrder: (entityId) => checkoutForOrder(orders, paymentsOfOrder, entityId),
     routes: router.routes,
     matches: router.matches,
+    hasRoute: router.hasRoute,
     allowedMethods: router.allowedMethods,
     handle: router.handle,
     drain: webhooks.drain,

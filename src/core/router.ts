@@ -20,8 +20,10 @@ interface CompiledRoute extends Route {
 export interface Router {
   /** Method and path of every route, for frameworks that register routes one by one (Koa). */
   readonly routes: ReadonlyArray<Pick<Route, 'method' | 'path'>>;
-  /** Cheap check adapters make before reading a body: is this one of our paths? */
+  /** Cheap check adapters make before anything else: is this one of our paths (whatever the method)? */
   matches(method: string, path: string): boolean;
+  /** Whether a route runs for this method at this path (HEAD with GET's): only then is a body read. */
+  hasRoute(method: string, path: string): boolean;
   /** The methods one of our paths answers (HEAD with GET); empty when the path is not ours. */
   allowedMethods(path: string): string[];
   /** The core contract: a plain request in, a plain response out, or null when the path is not ours. */
@@ -29,7 +31,7 @@ export interface Router {
 }
 
 export function createRouter(routes: Route[], logger: Logger): Router {
-  const compiled: CompiledRoute[] = routes.map((route) => ({ ...route, segments: split(route.path) }));
+  const compiled: CompiledRoute[] = routes.map((route) => ({ ...route, segments: split(route.path)! }));
   // The hot routes (webhooks, widget-token) have no params: found by method, then path, without splitting
   // the path or building a key.
   const exact = new Map<string, Map<string, CompiledRoute>>();
@@ -46,6 +48,7 @@ export function createRouter(routes: Route[], logger: Logger): Router {
     if (direct) return { route: direct, params: NO_PARAMS, allowed: [] as string[] };
     const segments = split(path);
     const allowed: string[] = [];
+    if (segments === undefined) return { route: undefined, params: undefined, allowed };
     for (const route of compiled) {
       const params = matchSegments(route.segments, segments);
       if (!params) continue;
@@ -64,6 +67,7 @@ export function createRouter(routes: Route[], logger: Logger): Router {
     routes: routes.map(({ method, path }) => ({ method, path })),
     // OPTIONS is left to the app (its CORS handling, say): the library has no preflight of its own.
     matches: (method, path) => method.toUpperCase() !== 'OPTIONS' && isKnown(method, path),
+    hasRoute: (method, path) => findForMethod(method.toUpperCase(), path).route !== undefined,
     // No route answers OPTIONS, so every route of the path lands in `allowed`.
     allowedMethods: (path) => withHead(findForMethod('OPTIONS', path).allowed),
     async handle(request) {
@@ -121,9 +125,16 @@ export function routeNotFound(path: string, routes: Router['routes'], hint?: str
   return new PayError('NOT_FOUND', `No paywidget-server route at ${path}.${fix}`).toResponse();
 }
 
-function split(path: string): string[] {
+/**
+ * A path's segments, a trailing slash left out ('/webhooks/' is '/webhooks'); undefined for an empty segment
+ * anywhere else: '/payments//reconcile' would otherwise be '/payments/reconcile', payment id 'reconcile'.
+ */
+function split(path: string): string[] | undefined {
   const q = path.indexOf('?');
-  return (q === -1 ? path : path.slice(0, q)).split('/').filter((s) => s !== '');
+  const segments = (q === -1 ? path : path.slice(0, q)).split('/');
+  if (segments[0] === '') segments.shift();
+  if (segments.at(-1) === '') segments.pop();
+  return segments.includes('') ? undefined : segments;
 }
 
 function matchSegments(pattern: string[], actual: string[]): RouteParams | undefined {

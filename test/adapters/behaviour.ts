@@ -338,6 +338,30 @@ export function describeAdapter(adapter: AdapterCase): void {
       }
     });
 
+    // Where a body parser reads the body first, it answers such a body itself.
+    if (!adapter.jsonParserInFront && !adapter.parserInFront) it('reads no body a route will not run for: another method, another app\'s path, OPTIONS', async () => {
+      // Past both body limits and compressed: read, it would answer 413 or 415 instead of what the path calls for.
+      const body = gzipSync('x'.repeat(256 * 1024));
+      const headers = { 'content-type': 'application/json', 'content-encoding': 'gzip' };
+      const wrongMethod = await send({ method: 'POST', path: '/payments/pay_1', headers, body });
+      expect([wrongMethod.status, wrongMethod.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+      const notOurs = await send({ method: 'POST', path: '/not-ours', headers, body });
+      expect(notOurs.status).toBe(adapter.fallthrough.status);
+      const options = await send({ method: 'OPTIONS', path: '/webhooks', headers, body });
+      expect([413, 415]).not.toContain(options.status);
+    });
+
+    it('matches no route for a path with an empty segment, rather than the route without it', async () => {
+      // Without the empty segment each is GET /payments/:paymentId, of payment 'reconcile' or 'pay_1'. (Not
+      // '//webhooks', which Express 4 takes as '/webhooks' below its mount path, nor a trailing '//', which Next
+      // redirects away from.)
+      for (const request of [{ method: 'GET', path: '/payments//reconcile' }, { method: 'GET', path: '/payments//pay_1' }]) {
+        const response = await send(request);
+        expect([request.path, response.status]).toEqual([request.path, adapter.fallthrough.status]);
+        expect(response.text).not.toMatch(/PAYMENT_NOT_FOUND/);
+      }
+    });
+
     if (adapter.mountBehindParser) {
       const behind = adapter.mountBehindParser;
       it(behind.webhooksWork ? 'still verifies webhooks behind a JSON body parser' : 'behind a JSON body parser, names the fix', async () => {

@@ -31,6 +31,24 @@ describe('the core router', () => {
     expect([get?.status, get?.headers.allow]).toEqual([405, 'GET, HEAD']);
   });
 
+  it('takes a trailing slash as the path without it, and matches nothing for an empty segment elsewhere', async () => {
+    expect(pay.matches('POST', '/webhooks/')).toBe(true);
+    expect(pay.matches('GET', '/payments/pay_1/')).toBe(true);
+    for (const path of ['//webhooks', '/payments//reconcile', '/payments/pay_1//', '/payments//']) {
+      expect([path, pay.matches('GET', path), pay.matches('POST', path)]).toEqual([path, false, false]);
+      expect(await pay.handle({ method: 'GET', path, headers: {} })).toBeNull();
+    }
+  });
+
+  it('tells whether a route runs for a method (hasRoute), where matches only knows the path is ours', () => {
+    expect(pay.hasRoute('POST', '/webhooks')).toBe(true);
+    expect(pay.hasRoute('HEAD', '/payments/pay_1')).toBe(true);
+    expect(pay.hasRoute('post', '/payments/pay_1/reconcile')).toBe(true);
+    expect([pay.matches('PUT', '/webhooks'), pay.hasRoute('PUT', '/webhooks')]).toEqual([true, false]);
+    expect(pay.hasRoute('OPTIONS', '/webhooks')).toBe(false);
+    expect(pay.hasRoute('POST', '/elsewhere')).toBe(false);
+  });
+
   it('finds a route whatever query string a custom adapter leaves on the path', async () => {
     const answer = await pay.handle({ method: 'GET', path: '/payments/pay_unknown?expand=1', headers: {} });
     expect(answer?.status).toBe(404);

@@ -34,7 +34,9 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
     if (!pay.matches(request.method, path)) return toFetchResponse(notARoute(pay, request.method, params, catchAll));
     let response: PayResponse | null;
     try {
-      response = await pay.handle({ method: request.method, path, headers: request.headers, ...(await readBody(request, pay.maxBodyBytes)), framework: 'next-app', native: request, signal: request.signal });
+      // Only a route that runs reads the body, as in the Node bridge: a 405 or an OPTIONS answers whatever was sent.
+      const body = pay.hasRoute(request.method, path) ? await readBody(request, pay.maxBodyBytes) : {};
+      response = await pay.handle({ method: request.method, path, headers: request.headers, ...body, framework: 'next-app', native: request, signal: request.signal });
     } catch (error) {
       response = toPayError(error).toResponse();
     }

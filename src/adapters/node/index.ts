@@ -24,9 +24,10 @@ export interface NodeRequestSource {
 /**
  * The one bridge from Node's request to the core's plain request. Body, in order of preference:
  * a raw body someone kept (`req.rawBody`, or a Buffer or string `req.body` from express.raw() or express.text()), the stream
- * itself (read with raw-body and a size limit), or an object a JSON parser already made.
+ * itself (read with raw-body and a size limit), or an object a JSON parser already made. With `maxBodyBytes`
+ * undefined the stream is left unread: no route runs for the request, and the app or Node may read it.
  */
-export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBytes: number, source: NodeRequestSource = {}, res?: ServerResponse): Promise<PayRequest> {
+export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBytes: number | undefined, source: NodeRequestSource = {}, res?: ServerResponse): Promise<PayRequest> {
   const { framework, parsed = req as ParsedBodyHolder, native = req } = source;
   const request = new NodePayRequest(req.method ?? 'GET', path, req.headers, framework, native, res);
   const raw = parsed.rawBody ?? parsed.body;
@@ -39,7 +40,7 @@ export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBy
     // (A parser that only set `req.body = {}` without reading, as Express 4's do for other content
     // types, left the stream to us: it is read below.)
     request.parsedBody = parsed.body ?? {};
-  } else if (request.method !== 'GET' && request.method !== 'HEAD') {
+  } else if (maxBodyBytes !== undefined && request.method !== 'GET' && request.method !== 'HEAD') {
     const compressed = compressedBodyError(req.headers['content-encoding']);
     if (compressed) {
       req.resume(); // discarded, so a keep-alive connection can take the next request
@@ -118,7 +119,9 @@ export function sendPayResponse(res: ServerResponse, response: PayResponse): voi
  */
 export async function handleNodeRequest(pay: Pay, req: IncomingMessage, res: ServerResponse, path: string, source?: NodeRequestSource): Promise<PayResponse | null> {
   try {
-    return await pay.handle(await toPayRequest(req, path, pay.maxBodyBytes, source, res));
+    // Only a route that runs reads the body: a 405, an OPTIONS or another app's path answers whatever was sent.
+    const limit = pay.hasRoute(req.method ?? 'GET', path) ? pay.maxBodyBytes : undefined;
+    return await pay.handle(await toPayRequest(req, path, limit, source, res));
   } catch (error) {
     return toPayError(error).toResponse();
   }
