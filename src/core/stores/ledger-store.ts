@@ -17,7 +17,8 @@ import type { Awaitable } from '../awaitable.js';
  * - higher rank: status, outcome and source take the observation's, `updatedAt` its `at` unless the
  *   entry's is later (records from several instances can land out of order);
  * - same rank 0 (still unresolved): the status takes the newer value (e.g. processing → requires_action),
- *   if it was seen no earlier than the entry's `updatedAt`;
+ *   if it was seen no earlier than the entry's `updatedAt`; any status takes the place of none (`null`, a poll
+ *   that learned nothing) whenever it was seen, and none never takes the place of a status;
  * - same terminal rank, or lower rank: the status stays (a late `pending` does not undo `succeeded`,
  *   and the first terminal status of a rank is kept);
  * - `orderId`, `amount`, `currency` fill in when the entry has none yet, whatever the rank.
@@ -171,7 +172,9 @@ export function applyObservation(current: LedgerEntry | undefined, observation: 
   const incoming = OUTCOME_RANK[outcome];
   const stored = OUTCOME_RANK[current.outcome];
   // Another status of the same rank is newer only if it was seen later: two instances (or their clocks) can land records out of order.
-  const lateral = incoming === 0 && stored === 0 && status !== null && status !== current.status && at >= current.updatedAt;
+  // But any status outranks none (a poll that learned nothing), whenever seen: a clock ahead must not keep "nothing known"
+  // over a pending payment, since minting from the order refuses only a payment with a status.
+  const lateral = incoming === 0 && stored === 0 && status !== null && status !== current.status && (current.status === null || at >= current.updatedAt);
   const changed = incoming > stored || lateral;
   const fills = (current.orderId === undefined && orderId !== undefined)
     || (current.amount === undefined && amount !== undefined)

@@ -149,7 +149,8 @@ if stored == nil or cur.paymentId == nil or tonumber(cur.updatedAt) == nil or to
   return redis.error_reply('ERR ' .. KEYS[1] .. ${JSON.stringify(LEDGER_DAMAGED)})
 end
 local later = tonumber(at) >= tonumber(cur.updatedAt)
-local changed = incoming > stored or (incoming == 0 and stored == 0 and status ~= nil and status ~= cur.status and later)
+-- Any status outranks none (a poll that learned nothing), whenever it was seen, as in applyObservation.
+local changed = incoming > stored or (incoming == 0 and stored == 0 and status ~= nil and status ~= cur.status and (cur.status == nil or later))
 local set = {}
 if changed then
   local updatedAt = later and at or cur.updatedAt

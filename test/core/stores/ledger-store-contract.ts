@@ -58,6 +58,17 @@ export function ledgerStoreContract(name: string, make: () => LedgerStore | Prom
       expect(await store.get('p1')).toMatchObject({ updatedAt: 2_000 });
     });
 
+    it('takes any status over none, even one seen before the poll that learned nothing (a clock ahead)', async () => {
+      const store = await make();
+      await store.record(observe('p1', null, 'unresolved', 5_000));
+      const pending = await store.record(observe('p1', 'pending', 'unresolved', 2_000, { source: 'webhook', orderId: 'o1' }));
+      expect(pending.changed).toBe(true);
+      expect(pending.entry).toMatchObject({ status: 'pending', source: 'webhook', orderId: 'o1', firstSeenAt: 5_000, updatedAt: 5_000 });
+      // Nothing learned later does not undo it either.
+      const nothing = await store.record(observe('p1', null, 'unresolved', 9_000));
+      expect([nothing.changed, nothing.entry.status]).toEqual([false, 'pending']);
+    });
+
     it('fills in order id, amount and currency when they arrive later, and never overwrites them', async () => {
       const store = await make();
       await store.record(observe('p1', 'succeeded', 'confirmed', 1_000));
