@@ -31,6 +31,8 @@ const TWO_FACTOR = /2fa|two[- ]factor/i;
 /** One token request shared by its callers; aborted once every caller has given up on it. */
 interface Flight {
   promise: Promise<string>;
+  /** The refused token it replaces: it may answer with any other, one read from the store included. */
+  rejected: string | undefined;
   controller: AbortController;
   /** Callers still waiting that can give up (Infinity once one without a signal joined). */
   waiting: number;
@@ -74,7 +76,17 @@ export class AdminTokens {
    */
   refresh(rejected: string | undefined, signal?: AbortSignal): Promise<string> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const flight = this.#inflight ?? this.#start(rejected);
+    const joined = this.#inflight;
+    if (joined === undefined) return this.#wait(this.#start(rejected), signal);
+    const answer = this.#wait(joined, signal);
+    if (rejected === undefined || joined.rejected === rejected) return answer;
+    // Begun for another refused token, it may answer with this one (read from the store, put there by another
+    // instance or an earlier refresh): then ask again, and that refresh logs in.
+    return answer.then((token) => (token === rejected ? this.refresh(rejected, signal) : token));
+  }
+
+  /** Waits for a token request; `signal` ends this caller's wait, and the request once no caller waits. */
+  #wait(flight: Flight, signal: AbortSignal | undefined): Promise<string> {
     if (!signal) {
       flight.waiting = Infinity; // a caller that cannot give up keeps the request going
       return flight.promise;
@@ -96,7 +108,7 @@ export class AdminTokens {
 
   #start(rejected: string | undefined): Flight {
     const controller = new AbortController();
-    const flight: Flight = { controller, waiting: 0, promise: this.#refresh(rejected, controller.signal) };
+    const flight: Flight = { controller, rejected, waiting: 0, promise: this.#refresh(rejected, controller.signal) };
     flight.promise = flight.promise.finally(() => {
       if (this.#inflight === flight) this.#inflight = undefined;
     });

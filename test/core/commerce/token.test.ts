@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryAdminTokenStore } from 'paywidget-server';
 import type { Sandbox } from 'paywidget-server/sandbox';
+import { AdminTokens } from '../../../src/core/commerce/token.js';
+import { resolveCommerceConfig } from '../../../src/core/config.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { collect, commerceSandbox, payFor, rejection } from './helpers.js';
 
@@ -276,6 +278,27 @@ describe('admin token', () => {
     expect(again.code).toBe('COMMERCE_TWO_FACTOR_REQUIRED');
     expect(again.message).toMatch(/Please use the 2fa provider-specific endpoints[\s\S]*Remembered from the login refused at/);
     expect(sb.commerce.stats().tokenRequests).toBe(1);
+  });
+
+  it('logs in again for a caller whose refused token comes back from a refresh begun for another one', async () => {
+    sb = await commerceSandbox({ orders: 1 });
+    const inner = new MemoryAdminTokenStore();
+    // A store read held up (a Redis round trip under load) while two refusals arrive.
+    const gate = { held: Promise.resolve() };
+    const store = { get: async (key: string) => (await gate.held, inner.get(key)), set: (key: string, token: string, ttlMs: number) => inner.set(key, token, ttlMs) };
+    const { commerce, http } = resolveCommerceConfig({ env: {}, commerce: { url: sb.commerceUrl, username: sb.commerceUsername, password: sb.commercePassword } });
+    const tokens = new AdminTokens({ config: commerce!, http, logger: captureLogger(), store });
+    const t0 = await tokens.get();
+    const t1 = await tokens.refresh(t0); // t0 refused: a login
+    let release!: () => void;
+    gate.held = new Promise((resolve) => (release = resolve));
+    const late = tokens.refresh(t0); // a call sent with t0 long ago, refused only now: its refresh reads the store
+    const fresh = tokens.refresh(t1); // t1 refused meanwhile: joins that refresh, which will answer t1
+    release();
+    expect(await late).toBe(t1);
+    const t2 = await fresh;
+    expect([t0, t1]).not.toContain(t2);
+    expect(sb.commerce.stats().tokensIssued).toBe(3);
   });
 
   it('can be shared between instances through the store', async () => {
