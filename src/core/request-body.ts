@@ -62,10 +62,12 @@ export function compressedBodyError(contentEncoding: string | null | undefined):
   return new PayError('UNSUPPORTED_MEDIA_TYPE', `The request body is compressed (Content-Encoding: ${JSON.stringify(coding.slice(0, 40))}), and paywidget-server decompresses none: it reads the bytes as sent, which a webhook's signature covers. Send the body uncompressed.`);
 }
 
-/** A Content-Encoding that leaves the bytes as sent: none, empty, or `identity`. */
+/** A Content-Encoding that leaves the bytes as sent: none, empty, or `identity` (a repeated header is a list: `identity, identity`). */
 function isIdentityCoding(contentEncoding: string | null | undefined): boolean {
-  const coding = contentEncoding?.trim().toLowerCase();
-  return !coding || coding === 'identity';
+  return !contentEncoding || contentEncoding.split(',').every((coding) => {
+    const name = coding.trim().toLowerCase();
+    return name === '' || name === 'identity';
+  });
 }
 
 /** The fix for a Fetch Request whose body was read before the library got it (App Router). */

@@ -80,7 +80,7 @@ export function createRouter(routes: Route[], logger: Logger): Router {
         const methods = withHead(allowed);
         const response = new PayError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${request.path}; use ${methods.join(' or ')}.`).toResponse();
         response.headers.allow = methods.join(', ');
-        return response;
+        return method === 'HEAD' ? headResponse(response) : response;
       }
       let response: PayResponse;
       try {

@@ -182,13 +182,18 @@ describe('payMiddleware reading the body itself', () => {
     }
   });
 
-  it('reads a body sent with Content-Encoding: identity as it is: no compression', async () => {
+  it('reads a body sent with Content-Encoding: identity as it is (once or repeated): no compression', async () => {
     const pay = offlinePay();
     const app = await appWith((a) => a.use('/pay', payMiddleware(pay)));
+    const send = (encoding: string) => app.send({ method: 'POST', path: '/payments/pay_1/reconcile', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body: '{"payment_client_token":7}' });
     try {
-      const response = await app.send({ method: 'POST', path: '/payments/pay_1/reconcile', headers: { 'content-type': 'application/json', 'content-encoding': 'identity' }, body: '{"payment_client_token":7}' });
-      // Read and refused for what it says (a token must be a string), not as compressed (415).
-      expect([response.status, JSON.parse(response.text).error.code]).toEqual([400, 'INVALID_INPUT']);
+      for (const encoding of ['identity', 'identity, Identity']) {
+        const response = await send(encoding);
+        // Read and refused for what it says (a token must be a string), not as compressed (415).
+        expect([encoding, response.status, JSON.parse(response.text).error.code]).toEqual([encoding, 400, 'INVALID_INPUT']);
+      }
+      const compressed = await send('identity, gzip');
+      expect([compressed.status, JSON.parse(compressed.text).error.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
     } finally {
       await app.close();
     }

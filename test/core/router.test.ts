@@ -26,6 +26,9 @@ describe('the core router', () => {
     expect(pay.matches('DELETE', '/webhooks')).toBe(true);
     expect(await pay.handle({ method: 'POST', path: '/elsewhere', headers: {} })).toBeNull();
     expect(pay.matches('POST', '/elsewhere')).toBe(false);
+    // HEAD where GET is not served: the 405 without its body, as every HEAD answer.
+    const head = await pay.handle({ method: 'HEAD', path: '/webhooks', headers: {} });
+    expect([head?.status, head?.body, head?.headers.allow, Number(head?.headers['content-length']) > 0]).toEqual([405, '', 'POST', true]);
     // A path served by GET is served by HEAD too, and Allow says so.
     const get = await pay.handle({ method: 'POST', path: '/payments/pay_1', headers: {} });
     expect([get?.status, get?.headers.allow]).toEqual([405, 'GET, HEAD']);
