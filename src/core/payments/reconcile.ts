@@ -41,9 +41,21 @@ export interface ReconcileResult {
   currency?: string;
 }
 
-/** Set when one of this call's own polls changed the ledger: what it reports was learned here, not by another caller. */
+/**
+ * What this call's own records changed in the ledger: a status it reports is its own only while the entry still
+ * holds the one its last change left (another caller may have moved it on since: that move is theirs to report).
+ */
 export interface LearnedHere {
   changed: boolean;
+  /** The status the last of this call's records that changed the entry left there. */
+  status?: string | null;
+}
+
+/** Notes a record of this call's that changed the entry. */
+function learnedHere(learned: LearnedHere, { entry, changed }: { entry: LedgerEntry; changed: boolean }): void {
+  if (!changed) return;
+  learned.changed = true;
+  learned.status = entry.status;
 }
 
 export interface ReconcileDeps {
@@ -117,8 +129,9 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     try {
       polls += 1;
       const status = await deps.poll(paymentId, { clientToken, signal: options.signal }, policy);
-      const { entry, changed } = await recordPoll(deps.ledger, status);
-      learned.changed ||= changed;
+      const recorded = await recordPoll(deps.ledger, status);
+      learnedHere(learned, recorded);
+      const { entry, changed } = recorded;
       if (changed && entry.orderId === undefined && entry.outcome !== 'failed') warnOrderUnknown(deps.logger, entry);
       if (entry.outcome !== 'unresolved') return toReconcileResult(paymentId, entry);
     } catch (error) {
@@ -140,9 +153,9 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   }
 
   // Out of budget. A webhook may have landed meanwhile; and a payment nobody could read is still recorded, so the sweep finds it.
-  const { entry, changed } = await deps.ledger.record({ paymentId, status: null, source: 'poll' });
-  learned.changed ||= changed;
-  const result = toReconcileResult(paymentId, entry);
+  const recorded = await deps.ledger.record({ paymentId, status: null, source: 'poll' });
+  learnedHere(learned, recorded);
+  const result = toReconcileResult(paymentId, recorded.entry);
   if (result.outcome === 'needs_reconciliation') {
     if (retryAfter > 0) result.retryAfterMs = retryAfter;
     deps.logger.warn({ paymentId, status: result.status, polls, elapsedMs: Math.round(performance.now() - started), lastError: lastError?.code, retryAfterMs: result.retryAfterMs }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
@@ -161,8 +174,7 @@ const RECHECK_TIMEOUT_MS = 3_000;
 export async function recheckPayment(deps: Pick<ReconcileDeps, 'ledger' | 'poll' | 'http' | 'logger'>, paymentId: string, options: StatusOptions = {}, learned: LearnedHere = { changed: false }): Promise<LedgerEntry | undefined> {
   const quick = Math.min(deps.http.attemptTimeoutMs, RECHECK_TIMEOUT_MS);
   try {
-    const { changed } = await recordPoll(deps.ledger, await deps.poll(paymentId, options, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick }));
-    learned.changed ||= changed;
+    learnedHere(learned, await recordPoll(deps.ledger, await deps.poll(paymentId, options, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick })));
   } catch (error) {
     if (error instanceof PayError && error.code === 'STORE_UNAVAILABLE') throw error;
     deps.logger.warn({ err: error, paymentId }, 'the payment service could not be asked about a failed payment again; going by what the ledger holds');

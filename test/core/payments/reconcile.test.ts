@@ -607,6 +607,24 @@ describe('reconcilePending (the sweep)', () => {
     expect(await pay.payments.get(paid.paymentId)).toMatchObject({ outcome: 'confirmed', source: 'poll' });
   });
 
+  it('leaves a confirmation to the sweep whose poll learned it, though a poll of its own moved the payment before', async () => {
+    // Polls a second apart at least: the other sweep polls in between.
+    const pay = payFor(sb, { logger, payments: { pollIntervalMs: 2_000, pollMaxIntervalMs: 2_000 } });
+    sb.payments.setConfirmDelay(Infinity);
+    const paid = await card(pay, sb.testCards.succeeds, { amount: 900, currency: 'EUR', orderId: 'sweep-sideways' });
+    await pay.payments.reconcile(paid.paymentId, { budgetMs: 0 }); // processing: unresolved in the ledger
+    sb.payments.setStatus(paid.paymentId, 'requires_action');
+    const toldFirst: SweepChange[] = [];
+    const first = pay.payments.reconcilePending({ budgetMs: 5_000, onChange: (change) => void toldFirst.push(change) });
+    await eventually(async () => (await pay.payments.get(paid.paymentId))?.status === 'requires_action', 3_000, 'the first sweep\'s poll');
+    sb.payments.setStatus(paid.paymentId, 'succeeded');
+    const second = await pay.payments.reconcilePending();
+    expect(second.changed).toEqual([{ paymentId: paid.paymentId, orderId: 'sweep-sideways', from: 'requires_action', to: 'succeeded', outcome: 'confirmed', source: 'poll' }]);
+    // The first sweep's next poll finds the confirmation already recorded: not its own to report (nor, now stale, its move to requires_action).
+    const firstReport = await first;
+    expect([firstReport.checked, firstReport.changed, toldFirst]).toEqual([1, [], []]);
+  });
+
   it('forgets nothing on a 404 page that is not the service\'s (PAY_API_URL pointing at another server), and says which URL to check', async () => {
     const pay = payFor(sb, { logger });
     sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, body: '{"error":"down"}', times: Infinity });
