@@ -17,10 +17,17 @@ export function redactBytes(bytes: Uint8Array, secrets: readonly string[]): Uint
   return out;
 }
 
-/** The secret as an echo may write it, longest first so a shorter form never cuts into a longer one. */
+/**
+ * The secret as an echo may write it, longest first so a shorter form never cuts into a longer one. JSON's
+ * forms come with '/' as it is and as '\\/', and with characters past ASCII as they are and as `\\u00e4`
+ * (PHP's json_encode writes both escapes by default; other encoders use upper-case hex).
+ */
 function echoedForms(secret: string): string[] {
   const json = JSON.stringify(secret).slice(1, -1);
-  const forms = new Set([json.replaceAll('/', '\\/'), json, secret, encodeURIComponent(secret)]);
+  const escapeNonAscii = (text: string, hex: (code: string) => string) =>
+    text.replace(/[^\u0020-\u007e]/g, (char) => `\\u${hex(char.charCodeAt(0).toString(16).padStart(4, '0'))}`);
+  const jsonForms = [json, escapeNonAscii(json, (code) => code), escapeNonAscii(json, (code) => code.toUpperCase())];
+  const forms = new Set([...jsonForms, ...jsonForms.map((form) => form.replaceAll('/', '\\/')), secret, encodeURIComponent(secret)]);
   return [...forms].sort((a, b) => b.length - a.length);
 }
 

@@ -11,6 +11,12 @@ describe('redactBytes', () => {
     expect(text(redactBytes(bytes(echoed.join('|')), [secret]))).toBe('[redacted]|[redacted]|[redacted]|[redacted]');
   });
 
+  it('replaces a secret past ASCII written with \\u escapes, as PHP\'s json_encode does, in lower or upper case', () => {
+    const secret = 'pä/ß';
+    const echoed = ['p\\u00e4\\/\\u00df', 'p\\u00E4/\\u00DF', secret];
+    expect(text(redactBytes(bytes(echoed.join('|')), [secret]))).toBe('[redacted]|[redacted]|[redacted]');
+  });
+
   it('returns the same array when no secret occurs, and ignores an empty secret', () => {
     const body = bytes('{"error":"bad"}');
     expect(redactBytes(body, ['sk_live_x', ''])).toBe(body);

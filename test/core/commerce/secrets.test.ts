@@ -91,4 +91,35 @@ describe('commerce secrets echoed back in a refusal (a gateway or WAF that quote
       await gateway.close();
     }
   });
+
+  it('redacts a password past ASCII from a refusal that quotes it as PHP writes JSON (\\u00e4), or with any other escape', async () => {
+    const password = 'Geheimnis_ä/Pw9';
+    // PHP's json_encode: '/' as '\\/' and 'ä' as '\\u00e4'; then an encoder that escapes a plain letter ('G' as '\\u0047').
+    const php = JSON.stringify(password).slice(1, -1).replaceAll('/', '\\/').replace('ä', '\\u00e4');
+    const odd = php.replace('G', '\\u0047');
+    let echo = php;
+    let status = 401;
+    const gateway = await startLocalServer((req, res) => {
+      req.resume();
+      res.writeHead(status, { 'content-type': 'application/json' }).end(`{"message":"Invalid login: user %1, password %2","parameters":["admin","${echo}"]}`);
+    });
+    try {
+      const logger = captureLogger();
+      const refusals: unknown[] = [];
+      for (const [body, code] of [[php, 401], [odd, 401], [php, 400], [odd, 400]] as const) {
+        echo = body;
+        status = code;
+        const pay = createPay({ env: {}, commerce: { url: gateway.base, username: 'admin', password }, logger });
+        const refused = await pay.orders.get(1).then(() => undefined, (e: unknown) => e);
+        expect((refused as Error).message).toContain('password [redacted]');
+        refusals.push(refused);
+      }
+      const texts = [...refusals.flatMap(renderings), logger.text()];
+      for (const secret of [password, 'Geheimnis', php]) {
+        for (const text of texts) expect(text).not.toContain(secret);
+      }
+    } finally {
+      await gateway.close();
+    }
+  });
 });
