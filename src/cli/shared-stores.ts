@@ -10,11 +10,13 @@ import { LoginRefusalFile, stateDirectory } from './login-refusal-file.js';
  * ioredis is an optional peer dependency, loaded only then.
  */
 export async function sharedStores(env: Record<string, string | undefined>): Promise<{ stores: StoreOptions | undefined; close(): Promise<void> }> {
-  const url = env.REDIS_URL;
+  // As the library reads its variables: an empty one is unset, and a value copied with a newline keeps none.
+  const url = env.REDIS_URL?.trim();
   if (!url) {
     const directory = stateDirectory(env);
     return { stores: directory === undefined ? undefined : { adminTokens: new LoginRefusalFile(join(directory, 'login-refusals.json')) }, close: async () => {} };
   }
+  const address = redisAddress(url);
   const [{ Redis }, { redisStores }] = await Promise.all([importIoredis(), import('../stores/redis/index.js')]);
   // disconnectTimeout 0: after a failed connect, ioredis would wait 2 s for a close the socket already had.
   const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, disconnectTimeout: 0 });
@@ -27,10 +29,11 @@ export async function sharedStores(env: Record<string, string | undefined>): Pro
   } catch (error) {
     // Else ioredis keeps reconnecting, and the process never exits.
     client.disconnect();
-    throw new PayError('STORE_UNAVAILABLE', `Could not connect to Redis at ${redisHost(url)} (REDIS_URL): ${(lastError ?? (error as Error)).message}. Check that Redis runs there, or unset REDIS_URL to use stores in memory, empty, for this run only.`, { cause: error });
+    throw new PayError('STORE_UNAVAILABLE', `Could not connect to Redis at ${address} (REDIS_URL): ${(lastError ?? (error as Error)).message}. Check that Redis runs there, or unset REDIS_URL to use stores in memory, empty, for this run only.`, { cause: error });
   }
   return {
-    stores: redisStores(client, { prefix: env.PAYWIDGET_REDIS_PREFIX }),
+    // An empty prefix would read and write keys nobody else uses (an empty ledger, reported without a word).
+    stores: redisStores(client, { prefix: env.PAYWIDGET_REDIS_PREFIX?.trim() || undefined }),
     // quit() waits for replies a lost connection will never send: then the connection is just dropped.
     close: async () => void (await client.quit().catch(() => client.disconnect())),
   };
@@ -46,12 +49,20 @@ async function importIoredis(): Promise<{ Redis: typeof import('ioredis').Redis 
   }
 }
 
-/** Where REDIS_URL points, without its credentials. */
-function redisHost(url: string): string {
+/**
+ * Where REDIS_URL points, without its credentials; CONFIG_INVALID for anything but a redis:// or rediss://
+ * URL with a host, or a socket path. ioredis reads any other string as a socket path, and its error quotes it,
+ * password included.
+ */
+function redisAddress(url: string): string {
+  if (url.startsWith('/')) return url;
+  let parsed: URL | undefined;
   try {
-    const { protocol, host } = new URL(url);
-    return `${protocol}//${host}`;
+    parsed = new URL(url);
   } catch {
-    return 'the address in REDIS_URL';
+    // named below, without the value
   }
+  if (parsed && (parsed.protocol === 'redis:' || parsed.protocol === 'rediss:') && parsed.host !== '') return `${parsed.protocol}//${parsed.host}`;
+  const got = parsed ? `a ${parsed.protocol}// URL${parsed.host === '' ? ' without a host' : ''}` : 'no URL';
+  throw new PayError('CONFIG_INVALID', `REDIS_URL must be redis://[user:password@]host[:port][/db], rediss://… for TLS, or the path of a Unix socket; it holds ${got}.`, { details: { options: ['REDIS_URL'] } });
 }

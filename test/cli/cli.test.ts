@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFile, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, link, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -420,6 +420,20 @@ describe('paywidget CLI', () => {
     const unreadable = await run(['orders', 'sync', '--checkpoint', dir]);
     expect(unreadable.code).toBe(1);
     expect(unreadable.stderr).toMatch(/checkpoint file .* cannot be read \(EISDIR.*check --checkpoint/);
+  });
+
+  it('refuses --out naming the checkpoint file or its lock, by any path or link (exit 2), and leaves the position as saved', async () => {
+    const checkpoint = join(dir, 'same.json');
+    const first = await run(['orders', 'sync', '--checkpoint', checkpoint, '--status', 'complete']);
+    expect(first.code).toBe(0);
+    const saved = await readFile(checkpoint, 'utf8');
+    await link(checkpoint, join(dir, 'same-link.json'));
+    for (const out of [checkpoint, join(dir, '.', 'same.json'), join(dir, 'same-link.json'), `${checkpoint}.lock`]) {
+      const result = await run(['orders', 'sync', '--checkpoint', checkpoint, '--status', 'complete', '--out', out]);
+      expect([out, result.code, result.stdout]).toEqual([out, 2, '']);
+      expect(result.stderr).toMatch(/--out names the checkpoint( file|'s lock): the orders would be written over the saved position/);
+    }
+    expect(await readFile(checkpoint, 'utf8')).toBe(saved);
   });
 
   it('says so when the checkpoint\'s directory does not exist, instead of an unexpected error about its lock', async () => {

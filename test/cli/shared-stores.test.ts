@@ -1,6 +1,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { sharedStores } from '../../src/cli/shared-stores.js';
+import type { PayError } from '../../src/core/errors.js';
+import { deletePrefix, startRedisServer } from '../helpers/redis-server.js';
 
 describe('sharedStores', () => {
   it('leaves nothing running once Redis could not be reached, so the command exits at once', async () => {
@@ -13,5 +17,36 @@ describe('sharedStores', () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: new URL('../..', import.meta.url), timeout: 20_000 });
     // ioredis's disconnect waited 2 s (its disconnectTimeout) for a close the failed connection had already had.
     expect(JSON.parse(stdout)).toEqual({ failure: 'STORE_UNAVAILABLE', timers: [] });
+  });
+
+  it('refuses a REDIS_URL ioredis would take for a socket path (and quote, password and all), naming no password', async () => {
+    for (const url of ['valkey://default:Sup3rSecretPW@127.0.0.1:6391', 'redis:/:Sup3rSecretPW@127.0.0.1', 'tcp://u:Sup3rSecretPW@host:1', 'not a url Sup3rSecretPW']) {
+      const error = await sharedStores({ REDIS_URL: url }).then(() => undefined, (e: unknown) => e as PayError);
+      expect([url, error?.code]).toEqual([url, 'CONFIG_INVALID']);
+      expect(error!.message).toMatch(/^REDIS_URL must be redis:\/\//);
+      expect(error!.message).not.toContain('Sup3rSecretPW');
+    }
+  });
+
+  it('reads REDIS_URL and PAYWIDGET_REDIS_PREFIX as the library reads its variables: trimmed, and empty as unset', async () => {
+    // Empty: stores in memory, no Redis asked.
+    expect((await sharedStores({ REDIS_URL: '' })).stores?.ledger).toBeUndefined();
+    // A server of its own, even when REDIS_URL names a shared one: this writes under the default prefix.
+    const redis = await startRedisServer();
+    const client = new Redis(redis.url);
+    try {
+      for (const prefix of ['', '  ', 'paywidget:\n']) {
+        const shared = await sharedStores({ REDIS_URL: ` ${redis.url}\n`, PAYWIDGET_REDIS_PREFIX: prefix });
+        await shared.stores!.ledger!.record({ paymentId: 'pay_prefix', status: 'succeeded', outcome: 'confirmed', source: 'poll', at: Date.now() });
+        await shared.close();
+        // The servers' default prefix: the ledger they keep, not one of keys nobody else reads.
+        const keys = await client.keys('*pay_prefix*');
+        expect([JSON.stringify(prefix), keys.length > 0, keys.every((key) => key.startsWith('paywidget:ledger'))]).toEqual([JSON.stringify(prefix), true, true]);
+        await deletePrefix(client, 'paywidget:ledger');
+      }
+    } finally {
+      client.disconnect();
+      await redis.stop();
+    }
   });
 });

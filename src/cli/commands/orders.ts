@@ -1,3 +1,5 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { createOrders, type Orders } from '../../core/commerce/index.js';
 import { ENTITY_ID_TEXT, ZERO_PADDED } from '../../core/commerce/orders.js';
 import { requireCommerce, resolveCommerceConfig } from '../../core/config.js';
@@ -117,6 +119,12 @@ ${ENVIRONMENT}`,
       if (values[name]?.trim() === '') throw new UsageError(`--${name} needs a file name.`, path);
     }
 
+    if (values.out !== undefined && values.checkpoint !== undefined) {
+      for (const [taken, what] of [[values.checkpoint, 'the checkpoint file'], [`${values.checkpoint}.lock`, 'the checkpoint\'s lock']] as const) {
+        if (await sameFile(values.out, taken)) throw new UsageError(`--out names ${what}: the orders would be written over the saved position. Give --out a file of its own.`, path);
+      }
+    }
+
     const unlock = values.checkpoint === undefined ? undefined : await lockCheckpointFile(values.checkpoint);
     try {
       return await runSync(io, path, { status: values.status, createdFrom, createdTo, pageSize, checkpoint: values.checkpoint, out: values.out });
@@ -125,6 +133,13 @@ ${ENVIRONMENT}`,
     }
   },
 };
+
+/** Whether two names are one file: the same path, or (both there) the same inode, through a link. */
+async function sameFile(a: string, b: string): Promise<boolean> {
+  if (resolve(a) === resolve(b)) return true;
+  const [x, y] = await Promise.all([stat(a).catch(() => undefined), stat(b).catch(() => undefined)]);
+  return x !== undefined && y !== undefined && x.dev === y.dev && x.ino === y.ino;
+}
 
 interface SyncArgs {
   status: string | string[] | undefined;
