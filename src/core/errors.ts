@@ -34,7 +34,7 @@ export const ERROR_STATUS = {
   WEBHOOK_TIMESTAMP_TOO_OLD: 400,
   WEBHOOK_TIMESTAMP_IN_FUTURE: 400,
   WEBHOOK_SIGNATURE_MISMATCH: 400,
-  WEBHOOK_BODY_NOT_RAW: 400,
+  WEBHOOK_BODY_NOT_RAW: 500, // the receiver's setup (a body parser first), not the delivery: 5xx, so the sender retries once it is fixed
   WEBHOOK_INVALID_JSON: 400,
   WEBHOOK_REPLAYED: 400,
   WEBHOOK_HANDLER_FAILED: 500,

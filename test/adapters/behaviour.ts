@@ -374,7 +374,8 @@ export function describeAdapter(adapter: AdapterCase): void {
             expect(response.status).toBe(200);
             expect(handled).toContain(delivery.eventId);
           } else {
-            expect(response.status).toBe(400);
+            // The app's setup, not the delivery: a 5xx, so the sender retries once the app is fixed.
+            expect(response.status).toBe(500);
             const { error } = JSON.parse(response.text) as { error: { code: string; message: string } };
             expect(error.code).toBe('WEBHOOK_BODY_NOT_RAW');
             expect(error.message).toMatch(behind.fixNamed);

@@ -19,9 +19,9 @@ async function stderrOf(options: string): Promise<{ stdout: string; stderr: stri
 }
 
 describe('the default logger', () => {
-  it('puts warnings on stderr, so a refused webhook is seen without configuring a logger, and no secret with it', async () => {
+  it('puts a refused webhook on stderr, so it is seen without configuring a logger, and no secret with it', async () => {
     const { stdout, stderr } = await stderrOf('');
-    expect(stdout.trim()).toBe('400');
+    expect(stdout.trim()).toBe('500');
     expect(stderr).toMatch(/paywidget-server: webhook refused/);
     expect(stderr).toContain('WEBHOOK_BODY_NOT_RAW');
     expect(stderr).not.toMatch(/never_printed/);
@@ -41,7 +41,7 @@ describe('the default logger', () => {
 
   it('is muted by silentLogger', async () => {
     const { stdout, stderr } = await stderrOf(', logger: silentLogger');
-    expect(stdout.trim()).toBe('400');
+    expect(stdout.trim()).toBe('500');
     expect(stderr).toBe('');
   });
 });

@@ -1,5 +1,5 @@
 import { isPending, type Awaitable } from '../awaitable.js';
-import { PayError, toPayError } from '../errors.js';
+import { loggedWhereItArose, PayError, toPayError } from '../errors.js';
 import { jsonTextResponse } from '../json-response.js';
 import { getHeader } from '../headers.js';
 import type { Route } from '../router.js';
@@ -45,8 +45,15 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
         verified = isPending(checked) ? await checked : checked;
       } catch (error) {
         // The fix is in the message (the body parser to move, the secret to check): the operator needs it, not only the sender.
-        if (error instanceof WebhookVerificationError) logger.warn({ code: error.code, reason: error.message, eventId: claimedEventId(request.headers) }, 'webhook refused');
-        throw error;
+        if (!(error instanceof WebhookVerificationError)) throw error;
+        const fields = { code: error.code, reason: error.message, eventId: claimedEventId(request.headers) };
+        if (error.code !== 'WEBHOOK_BODY_NOT_RAW') {
+          logger.warn(fields, 'webhook refused');
+          throw error;
+        }
+        // The app's setup, not the delivery: an error, logged here once (the router would log a 5xx again).
+        logger.error(fields, 'webhook refused: the body reached paywidget-server already parsed; every delivery fails (500, so the sender retries) until the app is fixed');
+        throw loggedWhereItArose(error);
       }
       const { eventId, timestamp, payload } = verified;
       const signature = getHeader(request.headers, 'x-pay-signature') as string;

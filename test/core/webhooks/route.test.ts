@@ -305,11 +305,14 @@ describe('POST /webhooks: the body', () => {
     expect((await post(unset, delivery({ type: 'x', pad: 'x'.repeat(50) }))).status).toBe(413);
   });
 
-  it('a parsed body without the raw one → 400 WEBHOOK_BODY_NOT_RAW naming the framework fixes', async () => {
-    const { pay } = payWithClock();
+  it('a parsed body without the raw one → 500 WEBHOOK_BODY_NOT_RAW (the app\'s setup: the sender retries once it is fixed) naming the framework fixes', async () => {
+    const logger = captureLogger();
+    const { pay } = payWithClock({ logger });
     const d = delivery(paid);
     const answer = await pay.handle({ method: 'POST', path: '/webhooks', headers: d.headers, parsedBody: paid });
-    expect(answer?.status).toBe(400);
+    expect(answer?.status).toBe(500);
+    // Logged once, as the error it is (the router logs no second line for this 5xx).
+    expect(logger.lines.map((line) => JSON.parse(line) as { level: string; code?: string })).toEqual([expect.objectContaining({ level: 'error', code: 'WEBHOOK_BODY_NOT_RAW' })]);
     const { error } = JSON.parse(answer!.body as string) as { error: { code: string; message: string } };
     expect(error.code).toBe('WEBHOOK_BODY_NOT_RAW');
     // Through no adapter: every framework's fix.
