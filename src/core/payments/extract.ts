@@ -43,6 +43,9 @@ function find<T>(places: readonly (Obj | undefined)[], keys: readonly string[], 
   return undefined;
 }
 
+/** Types that begin with `payment` but report on something else: its method, a payment link, a refund or dispute. */
+const NOT_ABOUT_A_PAYMENT = /^payment_(method|link)|[._](refund|dispute|chargeback)/i;
+
 /**
  * The default extractor. It understands the common shapes: the fields at the top level, under `data`,
  * or under `data.object` (`{ type: 'payment_intent.succeeded', data: { object: { id, status } } }`).
@@ -52,12 +55,13 @@ function find<T>(places: readonly (Obj | undefined)[], keys: readonly string[], 
  * - order id: `order_id`, `orderId`, `metadata.order_id` · amount: an integer `amount` · currency: `currency`
  *
  * Events whose `type` does not start with `payment` (e.g. `refund.succeeded`, whose `status` is the
- * refund's) are ignored, so they cannot move a payment's status.
+ * refund's) are ignored, so they cannot move a payment's status; so are those that do but are about something
+ * else: a payment method or link (`payment_method.attached`, its id no payment's), a refund or dispute of one.
  */
 export const defaultExtractPayment: ExtractPayment = (payload) => {
   if (!isObject(payload)) return undefined;
   const type = typeof payload.type === 'string' ? payload.type : undefined;
-  if (type !== undefined && !/^payment/i.test(type)) return undefined;
+  if (type !== undefined && (!/^payment/i.test(type) || NOT_ABOUT_A_PAYMENT.test(type))) return undefined;
   const data = isObject(payload.data) ? payload.data : undefined;
   const object = data !== undefined && isObject(data.object) ? data.object : undefined;
   const places = [object, data, payload];

@@ -60,6 +60,11 @@ describe('defaultExtractPayment', () => {
 
   it.each([
     ['an event about something else', { type: 'refund.succeeded', data: { payment_id: 'pay_1', status: 'succeeded' } }],
+    // Their type begins with 'payment', but the id or the status is another thing's.
+    ['a payment method', { type: 'payment_method.attached', data: { object: { id: 'pm_1', status: 'active' } } }],
+    ['a payment link', { type: 'payment_link.updated', data: { object: { id: 'plink_1', status: 'active' } } }],
+    ['a refund of a payment', { type: 'payment.refund.succeeded', data: { payment_id: 'pay_1', status: 'succeeded' } }],
+    ['a dispute of a payment', { type: 'payment.dispute_created', data: { payment_id: 'pay_1', status: 'needs_response' } }],
     ['no payment id', { type: 'payment.succeeded', data: { status: 'succeeded' } }],
     ['no status', { data: { payment_id: 'pay_1' } }],
     ['not an object', 'payment'],
