@@ -46,6 +46,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
         await write(io.stdout, `${VERSION}\n`);
         return EXIT.ok;
       }
+      // 'paywidget help orders sync', as git has it: the help of the command named.
+      if (next === 'help' && others.length > 0) {
+        rest = [...others, '--help'];
+        continue;
+      }
       if (next === undefined || isHelp(next)) {
         await write(next === undefined ? io.stderr : io.stdout, `${command.help}\n`);
         return next === undefined ? EXIT.usage : EXIT.ok;

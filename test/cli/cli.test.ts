@@ -58,6 +58,10 @@ describe('paywidget CLI', () => {
     [[], 2, 'stderr', /Usage: paywidget <command>/],
     [['--version'], 0, 'stdout', /^dev\n$/], // from the sources; the build puts in the package's version
     [['orders', '--help'], 0, 'stdout', /get <entity_id>[\s\S]*sync/],
+    // As git has it: 'help <command>' is that command's help.
+    [['help', 'orders'], 0, 'stdout', /get <entity_id>[\s\S]*sync/],
+    [['help', 'orders', 'sync'], 0, 'stdout', /--checkpoint FILE[\s\S]*--out FILE/],
+    [['help', 'nothing'], 2, 'stderr', /unknown command 'nothing'/],
     [['orders', 'get', '--help'], 0, 'stdout', /Usage: paywidget orders get <entity_id>[\s\S]*COMMERCE_URL/],
     [['orders', 'sync', '-h'], 0, 'stdout', /--checkpoint FILE[\s\S]*--out FILE/],
     [['refunds'], 2, 'stderr', /paywidget: unknown command 'refunds'[\s\S]*paywidget --help/],
