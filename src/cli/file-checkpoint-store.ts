@@ -39,6 +39,11 @@ export class FileCheckpointStore implements CheckpointStore {
   async set(key: string, value: string): Promise<void> {
     await this.beforeSet();
     const all = { ...(await this.read()), [key]: value };
-    await replaceFile(this.path, `${JSON.stringify(all, null, 2)}\n`, { sync: true });
+    try {
+      await replaceFile(this.path, `${JSON.stringify(all, null, 2)}\n`, { sync: true });
+    } catch (error) {
+      // A full disk, a read-only one: the file keeps the position before this one (replaced whole, or not at all).
+      throw new ExitError(`The checkpoint file ${this.path} could not be written (${(error as Error).message}); it still holds the position before. Free space or check --checkpoint, then run again to resume.`, EXIT.failed);
+    }
   }
 }

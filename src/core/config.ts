@@ -92,8 +92,9 @@ const withoutCredentials = (value: string) => {
     return true; // not a URL at all ('127.0.0.1:3000'): z.url has said so, and zod runs this check anyway
   }
 };
-const url = z
-  .url({ protocol: /^https?$/, ...required('an http(s) URL such as https://pay.example.com') })
+/** An http(s) URL without credentials; `example` is the kind of URL the option takes, for its message. */
+const httpUrl = (example: string) => z
+  .url({ protocol: /^https?$/, ...required(`an http(s) URL such as ${example}`) })
   .refine(withoutCredentials, 'must not carry a user name or password (user:password@): the library sends its own credentials');
 // Node fires a longer timer after 1 ms: a time-out would end every call at once, a pause would spin.
 export const positiveMs = z.number(required('a whole number of milliseconds, such as 5000 (not "5s")'))
@@ -113,8 +114,8 @@ const pathOf = (value: string) => {
   }
 };
 // The library adds /api/v1/… and /rest/<scope>/V1/…: a base URL that has them already reaches no route.
-const paymentBase = url.refine((value) => !/\/api\/v\d+(\/|$)/i.test(pathOf(value)), 'must be the payment service\'s base URL, without /api/v1 (the library adds the paths), e.g. https://pay.example.com');
-const commerceBase = url.refine((value) => !/\/rest(\/|$)/i.test(pathOf(value)), 'must be the store\'s base URL, without /rest or /rest/<scope>/V1 (the library adds them; the scope is COMMERCE_SCOPE), e.g. https://shop.example.com');
+const paymentBase = httpUrl('https://pay.example.com').refine((value) => !/\/api\/v\d+(\/|$)/i.test(pathOf(value)), 'must be the payment service\'s base URL, without /api/v1 (the library adds the paths), e.g. https://pay.example.com');
+const commerceBase = httpUrl('https://shop.example.com').refine((value) => !/\/rest(\/|$)/i.test(pathOf(value)), 'must be the store\'s base URL, without /rest or /rest/<scope>/V1 (the library adds them; the scope is COMMERCE_SCOPE), e.g. https://shop.example.com');
 
 // Each payment option is checked when given, but may be missing at createPay: Next.js evaluates route
 // modules during `next build`, where secrets are usually absent. The feature that needs a missing

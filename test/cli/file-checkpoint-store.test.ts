@@ -33,4 +33,15 @@ describe('FileCheckpointStore', () => {
     await expect(store.set('orders', 'position 3')).rejects.toThrow('ENOSPC');
     expect(await store.get('orders')).toBe('position 2');
   });
+
+  it('names the file and what to do when the position cannot be written, not an unexpected error', async () => {
+    const path = await checkpointPath();
+    const store = new FileCheckpointStore(path);
+    await store.set('orders', 'position 1');
+    // Its directory gone (as unwritable as a full disk, whoever runs the test, root included).
+    await rm(join(path, '..'), { recursive: true });
+    const error = await store.set('orders', 'position 2').then(() => undefined, (e: unknown) => e as Error & { exitCode?: number });
+    expect(error?.message).toMatch(new RegExp(`^The checkpoint file ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} could not be written \\(ENOENT.*\\); it still holds the position before`));
+    expect(error?.exitCode).toBe(1);
+  });
 });

@@ -109,6 +109,8 @@ describe('configuration', () => {
     expect(JSON.parse(String(minted!.body)).error.code).toBe('CONFIG_MISSING');
     // A value that is there but malformed is still refused at once.
     expect(configError(() => createPay({ env: { ...env, COMMERCE_URL: 'ftp://nope' } })).message).toContain('commerce.url (environment variable COMMERCE_URL) must be');
+    // Each URL with an example of its own kind: the store's, not the payment service's.
+    expect(configError(() => createPay({ env: { ...env, COMMERCE_URL: 'shop.example.test' } })).message).toMatch(/COMMERCE_URL\) must be an http\(s\) URL such as https:\/\/shop\.example\.com/);
     const config = resolveConfig({ env: { ...env, COMMERCE_URL: 'https://shop.example.test/', COMMERCE_USERNAME: 'admin', COMMERCE_PASSWORD: 'pw-secret' } });
     expect(config.commerce).toMatchObject({ url: 'https://shop.example.test', username: 'admin', scope: 'default', readMethod: 'GET' });
     const scoped = resolveConfig({ env: { ...env, COMMERCE_URL: 'https://shop.example.test/', COMMERCE_USERNAME: 'admin', COMMERCE_PASSWORD: 'pw-secret', COMMERCE_SCOPE: 'fr' } });
