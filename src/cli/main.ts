@@ -1,10 +1,9 @@
-import { PASS_OR_SET_VARIABLE, SET_OR_PASS_OPTION } from '../core/config.js';
-import { RAISE_ATTEMPT_TIMEOUT, RAISE_TOTAL_TIMEOUT } from '../core/http.js';
 import { PayError } from '../core/errors.js';
 import { ordersCommand } from './commands/orders.js';
 import { paymentsCommand } from './commands/payments.js';
 import { reconcileCommand } from './commands/reconcile.js';
 import { sandboxCommand } from './commands/sandbox.js';
+import { forTheShell } from './for-the-shell.js';
 import { EXIT, ExitError, UsageError, write, type CliIo, type Command } from './io.js';
 
 /**
@@ -87,13 +86,4 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
 function isAbort(error: unknown, signal: AbortSignal): boolean {
   if (error === signal.reason || (error instanceof Error && error.name === 'AbortError')) return true;
   return error instanceof PayError && error.cause !== undefined && isAbort(error.cause, signal);
-}
-
-/** The core's advice names createPay() and its options; at a shell only the environment configures the command. */
-export function forTheShell(message: string): string {
-  return message
-    .replace(SET_OR_PASS_OPTION, 'Export the variable, or set it for one run: NAME=value paywidget ….')
-    .replace(PASS_OR_SET_VARIABLE, 'Correct the variable in the environment, or set it for one run: NAME=value paywidget ….')
-    .replace(RAISE_ATTEMPT_TIMEOUT, 'Check that it is up; if it is only slow, run the command again later.')
-    .replace(RAISE_TOTAL_TIMEOUT, 'If it is only slow, run the command again later.');
 }

@@ -49,6 +49,11 @@ describe('paywidget payments reconcile', () => {
     const unresolved = await run(['payments', 'reconcile', pending.id, '--budget', '50']);
     expect(unresolved.code).toBe(4);
     expect(unresolved.stdout).toMatch(/status\s+pending\noutcome\s+needs_reconciliation/);
+    expect(unresolved.stderr).toBe(''); // the service answered: nothing to explain
+    // A PAY_API_URL pointing nowhere does not read like a payment still pending: stderr says why nothing was learned.
+    const nowhere = await run(['payments', 'reconcile', pending.id, '--budget', '0'], { ...env(), PAY_API_URL: 'http://127.0.0.1:1' });
+    expect(nowhere.code).toBe(4);
+    expect(nowhere.stderr).toMatch(/^paywidget payments reconcile: the payment service could not be read: Could not reach the payment service at http:\/\/127\.0\.0\.1:1.*\[UPSTREAM_UNREACHABLE\]\n$/);
 
     // Ctrl-C while polling: it stops at once, says what it learned, and exits 130, not 4 ("still unresolved").
     const started = performance.now();

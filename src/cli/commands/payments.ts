@@ -3,9 +3,10 @@ import { createPay } from '../../core/pay.js';
 import { isPaymentId } from '../../core/payments/status.js';
 import type { ReconcileResult } from '../../core/payments/reconcile.js';
 import type { PruneLedgerReport } from '../../core/payments/prune-ledger.js';
+import { forTheShell } from '../for-the-shell.js';
 import { sharedStores } from '../shared-stores.js';
 import { silentLogger } from '../../core/logger.js';
-import { commandGroup, EXIT, parse, UsageError, wholeNumber, writeVerdict, type Command, printHelp } from '../io.js';
+import { commandGroup, EXIT, parse, UsageError, wholeNumber, write, writeVerdict, type Command, printHelp } from '../io.js';
 import { formatPairs } from '../table.js';
 
 export const PAYMENT_ENVIRONMENT = `Environment:
@@ -77,6 +78,8 @@ ${PAYMENT_ENVIRONMENT}`,
       await shared.close();
     }
     await writeVerdict(io.stdout, values.json ? `${JSON.stringify(result, null, 2)}\n` : `${describeResult(result)}\n`);
+    // Why nothing was learned (PAY_API_URL pointing nowhere, say): else it reads like a payment still pending.
+    if (result.lastError) await write(io.stderr, `${path}: the payment service could not be read: ${forTheShell(result.lastError.message)} [${result.lastError.code}]\n`);
     // A verdict reached stands, even if Ctrl-C came while it was read.
     if (result.outcome === 'confirmed') return EXIT.ok;
     if (result.outcome === 'failed') return RECONCILE_EXIT.paymentFailed;

@@ -1,5 +1,5 @@
 import type { HttpPolicy } from '../config.js';
-import { invalidInput, PayError, UpstreamError } from '../errors.js';
+import { invalidInput, PayError, UpstreamError, type PayErrorCode } from '../errors.js';
 import { MAX_TIMER_MS } from '../max-timer.js';
 import { sleep } from '../sleep.js';
 import type { LedgerEntry, LedgerSource } from '../stores/ledger-store.js';
@@ -33,6 +33,11 @@ export interface ReconcileResult {
    * (a 429 or 503 with Retry-After), longer than the budget had left. Poll no sooner.
    */
   retryAfterMs?: number;
+  /**
+   * With needs_reconciliation: why the last poll learned nothing, when it failed (the service unreachable, a
+   * time-out, a 5xx). A `PAY_API_URL` pointing nowhere reads like a payment still pending without it.
+   */
+  lastError?: { code: PayErrorCode; message: string };
   /** The merchant's order id, when the service or a webhook said it. */
   orderId?: string;
   /** Integer minor units, when the service or a webhook said them. */
@@ -129,6 +134,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     try {
       polls += 1;
       const status = await deps.poll(paymentId, { clientToken, signal: options.signal }, policy);
+      lastError = undefined; // the service answered: an earlier failure is no longer why nothing is known
       const recorded = await recordPoll(deps.ledger, status);
       learnedHere(learned, recorded);
       const { entry, changed } = recorded;
@@ -158,7 +164,8 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   const result = toReconcileResult(paymentId, recorded.entry);
   if (result.outcome === 'needs_reconciliation') {
     if (retryAfter > 0) result.retryAfterMs = retryAfter;
-    deps.logger.warn({ paymentId, status: result.status, polls, elapsedMs: Math.round(performance.now() - started), lastError: lastError?.code, retryAfterMs: result.retryAfterMs }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
+    if (lastError) result.lastError = { code: lastError.code, message: lastError.message };
+    deps.logger.warn({ paymentId, status: result.status, polls, elapsedMs: Math.round(performance.now() - started), lastError: lastError?.code, reason: lastError?.message, retryAfterMs: result.retryAfterMs }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
   }
   return result;
 }

@@ -150,12 +150,22 @@ describe('reconcile', () => {
     const { paymentId } = await card(pay, sb.testCards.succeeds);
     sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, times: Infinity });
     const result = await pay.payments.reconcile(paymentId, { budgetMs: 1_000 });
-    expect(result).toEqual({ paymentId, status: null, outcome: 'needs_reconciliation', source: null });
+    // Why nothing was learned goes with the answer: a service down reads otherwise like a payment still pending.
+    expect(result).toEqual({ paymentId, status: null, outcome: 'needs_reconciliation', source: null, lastError: { code: 'UPSTREAM_ERROR', message: 'The payment service answered HTTP 503.' } });
     expect(sb.faults.list()[0]!.hits).toBeGreaterThan(1);
     // Recorded anyway, so the sweep finds it once the service is back.
     sb.faults.clear();
     const sweep = await pay.payments.reconcilePending();
     expect(sweep.changed).toContainEqual({ paymentId, from: null, to: 'succeeded', outcome: 'confirmed', orderId: 'order-1', source: 'poll' });
+  });
+
+  it('says no last error when the service answered after failing: the payment is pending, not unreadable', async () => {
+    const pay = payFor(sb, { logger });
+    const pending = sb.payments.create({ amount: 500, currency: 'USD', orderId: 'o-pending', method: 'pay_by_bank' });
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, times: 1 });
+    const result = await pay.payments.reconcile(pending.id, { budgetMs: 600 });
+    expect(sb.faults.list()).toEqual([]); // the one 503 was answered
+    expect(result).toEqual({ paymentId: pending.id, status: 'pending', outcome: 'needs_reconciliation', source: 'poll', orderId: 'o-pending', amount: 500, currency: 'USD' });
   });
 
   it('keeps its budget in real time: a wall clock stepped back an hour mid-poll does not keep the request polling for that hour', async () => {
