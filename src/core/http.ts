@@ -124,11 +124,23 @@ async function attemptOnce(call: UpstreamCall, timeoutMs: number, transport: Tra
   if (call.signal?.aborted) onAbort();
   else if (call.signal) listenForAbort(call.signal, onAbort);
   try {
-    return await transport(call, attempt.signal);
+    const answer = transport(call, attempt.signal);
+    answer.catch(() => {}); // once the attempt ended without it, its late failure is nobody's
+    // Ended by its signal whatever the transport does: undici can leave the read of a gzip body pending for
+    // ever once aborted, and the call would outlive its time-out, its deadline and the caller's abort.
+    return await Promise.race([answer, abortion(attempt.signal)]);
   } finally {
     clearTimeout(timer);
     call.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** Rejects with the signal's reason when it aborts. */
+function abortion(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
 }
 
 function isRetryableStatus(status: number): boolean {

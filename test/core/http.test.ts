@@ -13,6 +13,8 @@ import { gzipSync } from 'node:zlib';
 import { MAX_RESPONSE_BYTES } from '../../src/core/transport/limit.js';
 
 const BOMB = gzipSync(Buffer.alloc(MAX_RESPONSE_BYTES + 1, 0x20), { level: 9 });
+/** 68 MiB unpacked from 69 KB: a time-out during its unpacking left undici's body read pending for ever. */
+const SLOW_BOMB = gzipSync(Buffer.alloc(68 * 2 ** 20, 0x20), { level: 9 });
 
 const hits = new Map<string, number>();
 /** Called at the next request to /unavailable: lets a test act while a call is surely under way. */
@@ -39,6 +41,8 @@ beforeAll(async () => {
         return res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '5' }).end('try in 5 s');
       case '/bomb':
         return res.writeHead(502, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(BOMB);
+      case '/slow-bomb':
+        return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(SLOW_BOMB);
       case '/cut':
         // Promises 100 bytes, sends 10, then drops the connection.
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
@@ -195,6 +199,20 @@ describe('callUpstream', () => {
     expect((error as Error).message).toContain('longer than 64 MiB');
     expect(hits.get('/bomb')).toBe(1);
   });
+
+  it.each(['auto', 'fetch'] as const)('ends with its time-out or its caller\'s abort while a compressed answer is being unpacked (transport %s): undici could leave the read pending for ever', async (transport) => {
+    const never = new Promise<string>((resolve) => setTimeout(() => resolve('still pending after 5 s'), 5_000).unref());
+    const settled = (call: Promise<unknown>) => Promise.race([call.then(() => 'answered', (e: unknown) => (e as { code?: string }).code ?? e), never]);
+    // Each time-out falls at another point of the unpacking.
+    for (const attemptTimeoutMs of [30, 60, 90]) {
+      const outcome = await settled(callUpstream(get('/slow-bomb'), policy({ transport, maxRetries: 0, attemptTimeoutMs, totalTimeoutMs: 1_000 })));
+      expect([attemptTimeoutMs, outcome]).toEqual([attemptTimeoutMs, expect.stringMatching(/^UPSTREAM_(TIMEOUT|INVALID_RESPONSE)$/)]);
+    }
+    const stop = new AbortController();
+    const reason = new Error('the caller stopped');
+    setTimeout(() => stop.abort(reason), 40);
+    expect(await settled(callUpstream({ ...get('/slow-bomb'), signal: stop.signal }, policy({ transport, maxRetries: 0, attemptTimeoutMs: 10_000 })))).toBe(reason);
+  }, 30_000);
 
   it.each(['auto', 'fetch'] as const)('an answer cut off half-way (transport %s): UPSTREAM_INVALID_RESPONSE saying so, retried like a reset', async (transport) => {
     hits.delete('/cut');
