@@ -17,6 +17,20 @@ describe('redactBytes', () => {
     expect(text(redactBytes(bytes(echoed.join('|')), [secret]))).toBe('[redacted]|[redacted]|[redacted]');
   });
 
+  it('replaces a secret however an echo escapes each character: System.Text.Json, Go, HTML entities, percent in either case', () => {
+    const secret = 'sk_live_4eC39+p7dc/Qx==&<a b>';
+    const echoed = [
+      'sk_live_4eC39\\u002Bp7dc/Qx==\\u0026\\u003Ca b\\u003E', // System.Text.Json: +, &, <, > as \u00XX
+      'sk_live_4eC39+p7dc\\/Qx==\\u0026\\u003ca b\\u003e', // Go's encoding/json, PHP's \/
+      'sk_live_4eC39+p7dc/Qx==&amp;&lt;a b&gt;', // an HTML page quoting it
+      'sk_live_4eC39&#43;p7dc&#x2F;Qx&#61;&#x3d;&amp;&#60;a&#32;b&#x3E;', // numeric entities
+      'sk_live_4eC39%2bp7dc%2fQx%3d%3D%26%3ca+b%3E', // percent-encoded, either case, + for the space (a form)
+    ];
+    expect(text(redactBytes(bytes(echoed.join('|')), [secret]))).toBe(echoed.map(() => '[redacted]').join('|'));
+    // A near miss stays: one character off is not the secret.
+    expect(text(redactBytes(bytes('sk_live_4eC39\\u002Cp7dc/Qx==&<a b>'), [secret]))).toBe('sk_live_4eC39\\u002Cp7dc/Qx==&<a b>');
+  });
+
   it('returns the same array when no secret occurs, and ignores an empty secret', () => {
     const body = bytes('{"error":"bad"}');
     expect(redactBytes(body, ['sk_live_x', ''])).toBe(body);
