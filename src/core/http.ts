@@ -54,11 +54,14 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
 
   // What the previous attempt came to, should a back-off leave no time for the next one.
   let previous: { response: UpstreamResponse | undefined; failure: PayError } | undefined;
+  /** The least time worth an attempt: as long as the last answer took, once there is one to keep. */
+  let worthMs = MIN_ATTEMPT_MS;
   for (let attempt = 0; ; attempt++) {
     const remaining = deadline - performance.now();
     // A back-off that overslept (a busy event loop) leaves no time worth an attempt: one doomed to time out
     // would replace the upstream's real answer (a 503, say) with a time-out of our own.
-    if (previous && remaining < MIN_ATTEMPT_MS) return lastOutcome(call, where, policy, previous.response, previous.failure, remaining);
+    if (previous && remaining < worthMs) return lastOutcome(call, where, policy, previous.response, previous.failure, remaining);
+    const attemptStarted = performance.now();
     let failure: PayError;
     let response: UpstreamResponse | undefined;
     let unsent: boolean;
@@ -82,9 +85,11 @@ export async function callUpstream(call: UpstreamCall, basePolicy: HttpPolicy, l
       unsent = NOT_CONNECTED.has(systemCodeOf(error) ?? '');
     }
 
+    // An upstream that took 250 ms to answer 503 will not answer in 100: with less left, its 503 is the outcome.
+    if (response) worthMs = Math.max(MIN_ATTEMPT_MS, performance.now() - attemptStarted);
     const wait = retryDelay(attempt, response, policy);
     const left = deadline - performance.now();
-    if (attempt >= policy.maxRetries || wait === undefined || wait > left - MIN_ATTEMPT_MS || (call.idempotent === false && !unsent)) {
+    if (attempt >= policy.maxRetries || wait === undefined || wait > left - worthMs || (call.idempotent === false && !unsent)) {
       return lastOutcome(call, where, policy, response, failure, left);
     }
     previous = { response, failure };

@@ -37,6 +37,8 @@ beforeAll(async () => {
         return void setTimeout(() => res.writeHead(503, { 'content-type': 'text/plain' }).end('try later'), hits.get(req.url) === 1 ? 0 : 50);
       case '/hang':
         return; // never answers
+      case '/slow-503':
+        return void setTimeout(() => res.writeHead(503, { 'content-type': 'text/plain' }).end('busy'), 400);
       case '/retry-later':
         return res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '5' }).end('try in 5 s');
       case '/bomb':
@@ -112,6 +114,15 @@ describe('callUpstream', () => {
     const res = await callUpstream(get('/unavailable-then-slow'), policy({ totalTimeoutMs: 200 }), busyUntilDeadline);
     expect(res.status).toBe(503);
     expect(hits.get('/unavailable-then-slow')).toBe(1);
+  });
+
+  it('answers the last 503 rather than start an attempt with less time left than the service took to answer', async () => {
+    hits.delete('/slow-503');
+    // 503s 400 ms apart in a 1,000 ms deadline: the third attempt would have about 200 ms, and time out.
+    const res = await callUpstream(get('/slow-503'), policy({ totalTimeoutMs: 1_000 }));
+    expect(res.status).toBe(503);
+    expect(Buffer.from(res.body).toString()).toBe('busy');
+    expect(hits.get('/slow-503')).toBe(2);
   });
 
   it('redacts the call\'s secrets from the last answer of a call that ran out of retries, as from one never retried', async () => {

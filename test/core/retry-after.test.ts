@@ -55,6 +55,16 @@ describe('parseRetryAfter: HTTP dates', () => {
   });
 });
 
+describe('parseRetryAfter: sent twice, joined', () => {
+  // fetch joins a repeated header with ', '; node:http keeps the first. Either way the first counts.
+  it('reads the first of the values', () => {
+    expect(parseRetryAfter('1, 1')).toBe(1_000);
+    expect(parseRetryAfter('2,30')).toBe(2_000);
+    expect(parseRetryAfter('Wed, 01 Jan 2025 00:00:30 GMT, Wed, 01 Jan 2025 01:00:00 GMT')).toBe(30_000);
+    expect(parseRetryAfter('1 2')).toBeUndefined(); // not a list: unreadable
+  });
+});
+
 describe('parseRetryAfter: what cannot be read', () => {
   it.each(['', '   ', 'soon', 'later, please', '1e3', '0x10', '12abc', 'NaN', 'Infinity', 'Wed, 99 Foo 2025 00:00:00 GMT'])('%j is undefined', (value) => {
     expect(parseRetryAfter(value)).toBeUndefined();
