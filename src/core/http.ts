@@ -240,6 +240,11 @@ function toTransportError(error: unknown, call: UpstreamCall, where: string, pol
     // (undici on Node 24 names its parser error without the HPE_ code.)
     return invalidAnswer(call.service, `answered ${where} with something that is not HTTP (${parserError}). Check ${urlSetting(call.service)}: the port, and https:// for a TLS port.`, error, { notHttp: true });
   }
+  if ((error as { cause?: { message?: unknown } } | null)?.cause?.message === 'bad port') {
+    // fetch will not connect to ports browsers block (6000, 6665-6669, 10080…): no request left.
+    const { port } = new URL(call.url);
+    return new PayError('UPSTREAM_UNREACHABLE', `fetch refuses to connect to port ${port} of ${call.service} ${where}, one of the ports browsers block. Check ${urlSetting(call.service)}: serve the service on another port, or use http.transport 'auto' (node:http) on Node.`, { cause: error });
+  }
   const code = systemCode ? ` (${systemCode})` : '';
   return new PayError('UPSTREAM_UNREACHABLE', `Could not reach the ${call.service} service at ${new URL(call.url).origin}${code}. Check ${urlSetting(call.service)} and that the service is up.`, { cause: error });
 }

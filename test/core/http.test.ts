@@ -358,6 +358,12 @@ describe('callUpstream', () => {
     }
   }, 5_000);
 
+  it('says fetch refuses a port browsers block, where it would only say "fetch failed"', async () => {
+    const error = await callUpstream({ service: 'payment', method: 'GET', url: 'http://127.0.0.1:6000/api/v1/x' }, policy({ transport: 'fetch', maxRetries: 0 })).then(() => undefined, (e: unknown) => e as PayError);
+    expect(error?.code).toBe('UPSTREAM_UNREACHABLE');
+    expect(error?.message).toMatch(/fetch refuses to connect to port 6000 .* one of the ports browsers block\. Check PAY_API_URL.*http\.transport 'auto'/);
+  });
+
   it("http.transport 'fetch' sends through fetch, 'auto' through node:http on Node", async () => {
     // fetch adds Sec-Fetch-Mode to every request; node:http never does.
     const headersSent = async (transport: HttpPolicy['transport']) =>
