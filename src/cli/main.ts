@@ -69,7 +69,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     if ((error as NodeJS.ErrnoException).code === 'EPIPE') return EXIT.ok; // the reader went away (| head)
     if (error instanceof ExitError) {
       await write(io.stderr, `${path}: ${error.message}\n`);
-      return error.exitCode;
+      // A position that could not be saved on the way out of a Ctrl-C: said, but the run was still interrupted.
+      return io.signal?.aborted ? EXIT.interrupted : error.exitCode;
     }
     // A command stopped by Ctrl-C fails with whatever its aborted call threw; what happened is the interruption.
     // Any other failure (a position that could not be saved on the way out) is still worth saying.
