@@ -65,6 +65,13 @@ describe('commerce sandbox: admin token', () => {
     expect((await login(sb)).status).toBe(200);
   });
 
+  it('counts failures per user name: another name\'s failures lock no one else (Magento keys its throttle on the name)', async () => {
+    sb = await startSandbox();
+    for (let i = 0; i < 6; i++) expect((await login(sb, { username: 'someone_else', password: 'bad' })).status).toBe(401);
+    expect((await login(sb)).status).toBe(200);
+    expect(await login(sb, { username: 'someone_else', password: 'bad' })).toMatchObject({ status: 401, json: SIGN_IN });
+  });
+
   it('counts failures in a row only while each comes within lockoutMs of the one before, as Magento does', async () => {
     let clock = Date.UTC(2030, 0, 1);
     sb = await startSandbox({ now: () => clock });

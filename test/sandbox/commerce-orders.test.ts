@@ -202,6 +202,13 @@ describe('commerce sandbox: search criteria', () => {
     expect(ids(await search(criteria([[['entity_id', '20', 'almost']]])))).toEqual([20]);
   });
 
+  it('matches an absent or null field with null, and any other with notnull, the value ignored (IS NULL / IS NOT NULL)', async () => {
+    const guests = all().filter((o) => o.customer_id === undefined || o.customer_id === null).map((o) => o.entity_id);
+    expect(guests.length).toBeGreaterThan(0);
+    expect(ids(await search(criteria([[['customer_id', 'ignored', 'null']]])))).toEqual(guests);
+    expect(ids(await search(criteria([[['customer_id', '', 'notnull']]])))).toEqual(all().map((o) => o.entity_id).filter((id) => !guests.includes(id)));
+  });
+
   it('splits in / nin lists on commas without trimming the values', async () => {
     const byStatus = (s: string) => all().filter((o) => o.status === s).map((o) => o.entity_id);
     expect(ids(await search(criteria([[['status', 'pending,complete', 'in']]])))).toEqual([...byStatus('pending'), ...byStatus('complete')].sort((a, b) => a - b));

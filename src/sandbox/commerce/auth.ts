@@ -16,14 +16,14 @@ export interface AdminAuthOptions {
  * Magento's admin login: `POST /V1/integration/admin/token` answers the token as a JSON string; a
  * wrong password, an unknown user and a locked account all get the same 401; after
  * `lockoutFailures` failures in a row the account is locked for `lockoutMs`, right password or not.
- * As in Magento's RequestThrottler, failures count "in a row" while each comes within `lockoutMs` of
- * the one before: a quieter pause starts the count over.
+ * As in Magento's RequestThrottler, failures count per user name (another name's failures lock no one
+ * else) and "in a row" while each comes within `lockoutMs` of the one before: a quieter pause starts the
+ * count over.
  */
 export class AdminAuth {
   private readonly tokens = new Map<string, number>();
-  private failures = 0;
-  private lastFailureAt = -Infinity;
-  private lockedUntil = 0;
+  /** Per user name as sent: failures in a row, the last one's time, and until when the name is locked. */
+  private readonly throttle = new Map<string, { failures: number; lastFailureAt: number; lockedUntil: number }>();
   twoFactor: boolean;
   /** Token requests received, issued tokens, and order calls refused for want of a valid token. */
   readonly counts = { tokenRequests: 0, tokensIssued: 0, unauthorized: 0 };
@@ -39,18 +39,21 @@ export class AdminAuth {
       throw new MagentoError(400, MESSAGES.inputErrors, undefined, missing.map((fieldName) => ({ message: MESSAGES.required, parameters: { fieldName } })));
     }
     const { now, username, password, lockoutFailures, lockoutMs, tokenLifetimeMs } = this.options;
-    const locked = now() < this.lockedUntil;
-    const right = safeEqual(body.username as string, username) && safeEqual(body.password as string, password);
+    const name = body.username as string;
+    const state = this.throttle.get(name) ?? { failures: 0, lastFailureAt: -Infinity, lockedUntil: 0 };
+    const locked = now() < state.lockedUntil;
+    const right = safeEqual(name, username) && safeEqual(body.password as string, password);
     if (locked || !right) {
-      if (now() - this.lastFailureAt >= lockoutMs) this.failures = 0;
-      this.lastFailureAt = now();
-      if (!locked && ++this.failures >= lockoutFailures) {
-        this.lockedUntil = now() + lockoutMs;
-        this.failures = 0;
+      if (now() - state.lastFailureAt >= lockoutMs) state.failures = 0;
+      state.lastFailureAt = now();
+      if (!locked && ++state.failures >= lockoutFailures) {
+        state.lockedUntil = now() + lockoutMs;
+        state.failures = 0;
       }
+      this.throttle.set(name, state);
       throw new MagentoError(401, MESSAGES.signInIncorrect);
     }
-    this.failures = 0;
+    this.throttle.delete(name);
     if (this.twoFactor) throw new MagentoError(401, MESSAGES.twoFactor, { active_providers: ['google'] });
     const token = randomBytes(16).toString('hex');
     this.tokens.set(token, now() + tokenLifetimeMs);
@@ -80,7 +83,8 @@ export class AdminAuth {
     return [...this.tokens.keys()];
   }
 
+  /** Whether the admin user is locked out. */
   get locked(): boolean {
-    return this.options.now() < this.lockedUntil;
+    return this.options.now() < (this.throttle.get(this.options.username)?.lockedUntil ?? 0);
   }
 }

@@ -14,7 +14,7 @@ export interface Criteria {
   currentPage: number | undefined;
 }
 
-export const CONDITIONS = new Set(['eq', 'neq', 'gt', 'gteq', 'lt', 'lteq', 'from', 'to', 'in', 'nin', 'like', 'nlike']);
+export const CONDITIONS = new Set(['eq', 'neq', 'gt', 'gteq', 'lt', 'lteq', 'from', 'to', 'in', 'nin', 'like', 'nlike', 'null', 'notnull']);
 
 type Nested = { [key: string]: Nested | string };
 
@@ -116,6 +116,9 @@ export function matcher(filter: Filter): (value: unknown) => boolean {
   const present = (v: unknown) => v !== undefined && v !== null;
   const type = condition(filter);
   switch (type) {
+    // The value is ignored, as Magento's IS NULL / IS NOT NULL ignore it.
+    case 'null': return (v) => !present(v);
+    case 'notnull': return present;
     case 'eq': return (v) => present(v) && compare(v, value) === 0;
     case 'neq': return (v) => present(v) && compare(v, value) !== 0;
     case 'gt': return (v) => present(v) && compare(v, value) > 0;
