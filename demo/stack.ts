@@ -61,11 +61,12 @@ export async function startDemoStack(options: DemoStackOptions = {}): Promise<De
 
   const runs = new Map<string, number>();
   const listeners: Array<(event: WebhookEvent) => void> = [];
-  pay.webhooks.on('payment.succeeded', ({ payload }) => {
+  pay.webhooks.on('payment.succeeded', async ({ payload }) => {
     // Fulfilment. A real shop would invoice the order on its platform; the Order Retrieval API only
     // reads, so the demo marks it paid in the sandbox's records.
     const orderId = (payload as { data?: { order_id?: string } }).data?.order_id;
-    const entityId = orderId === undefined ? undefined : minted.get(orderId)?.entityId;
+    // The order minted for; one minted before a restart is not in the map, and is found by its order number.
+    const entityId = orderId === undefined ? undefined : minted.get(orderId)?.entityId ?? (await pay.orders.search({ incrementId: orderId, pageSize: 1 })).items[0]?.entity_id;
     const grandTotal = entityId === undefined ? undefined : sandbox.commerce.order(entityId)?.grand_total;
     if (entityId !== undefined && grandTotal !== undefined) {
       sandbox.commerce.setOrder(entityId, {

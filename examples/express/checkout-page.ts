@@ -28,6 +28,25 @@ export function checkoutPage(options: Omit<WidgetScriptTagOptions, 'nonce'> = {}
   };
 }
 
+/**
+ * Where the bank sends the shopper back after pay by bank (the widget's `returnUrl`). It mounts no widget:
+ * the payment is confirmed by the bank later, by webhook, and a page that minted again would offer a second one.
+ */
+export const returnPage: RequestHandler = (req, res) => {
+  const orderId = typeof req.query.orderId === 'string' ? req.query.orderId : '';
+  res.set('cache-control', 'no-store').type('html').send(`<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Payment under way</title></head>
+<body>
+<main>
+  <h1>Thank you</h1>
+  <p>Your bank is confirming the payment for order <strong>${escapeHtml(orderId)}</strong>. We will e-mail you once it is confirmed; there is no need to pay again.</p>
+</main>
+</body>
+</html>
+`);
+};
+
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
@@ -77,9 +96,10 @@ ${scriptTag}
     return body.widget_token;
   }
 
-  // Tells the backend of the payment whose outcome the widget could not tell: its ledger then refuses a
-  // second payment for the order (a reload of this page) until that one has failed, and the answer may
-  // already say how it ended.
+  // Tells the backend of the payment whose outcome the widget could not tell: once the payment service has
+  // named its order, the ledger refuses a second payment for it (a reload of this page) until that one has
+  // failed, and the answer may already say how it ended. Whatever it says, this page never offers to pay again
+  // while the outcome is unknown.
   async function reconcile(paymentId) {
     const response = await fetch('/pay/payments/' + encodeURIComponent(paymentId) + '/reconcile', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).catch(() => null);
     const body = response && response.ok ? await response.json().catch(() => null) : null;
@@ -88,6 +108,7 @@ ${scriptTag}
       show('The payment did not go through; you can try again.', 'failed');
       retry.hidden = false;
     }
+    if (!body || body.outcome === 'needs_reconciliation') show('We are confirming your payment ' + paymentId + ' and will e-mail you the outcome. Please do not pay again.', 'pending');
     outcome.dataset.reconciled = body ? body.outcome : 'unknown';
   }
 
@@ -110,6 +131,8 @@ ${scriptTag}
     const widget = PayWidget.mount('#pay-widget', {
       widgetToken,
       customerEmail: checkout.customerEmail || undefined,
+      // Back from the bank to a page that mounts no widget: not this one, which would offer a second payment.
+      returnUrl: new URL('/checkout/return?orderId=' + encodeURIComponent(checkout.orderId), location.href).href,
       onSuccess: ({ paymentId }) => {
         outcome.dataset.paymentId = paymentId;
         show('Payment ' + paymentId + ' confirmed.', 'succeeded');

@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import { createPay } from 'paywidget-server';
 import { redisStores } from 'paywidget-server/redis';
-import { authorizeRequest, checkoutFor, handleWebhooks } from '../shared/orders.js';
+import { authorizeRequest, checkoutFor, handleWebhooks, sweepPayments } from '../shared/orders.js';
 import { createApp } from './app.js';
 
 const redisUrl = process.env.REDIS_URL;
@@ -32,6 +32,8 @@ const pay = createPay({
 });
 
 handleWebhooks(pay);
+// Payments whose webhook never came are asked about every few minutes, and fulfilled when confirmed.
+const stopSweeps = sweepPayments(pay);
 
 const port = Number(process.env.PORT ?? 3001);
 const server = createApp(pay).listen(port, '127.0.0.1', (error?: Error) => {
@@ -47,6 +49,7 @@ const server = createApp(pay).listen(port, '127.0.0.1', (error?: Error) => {
 // Stopped by a process manager: finish the requests in flight, let the library land the webhook claim writes it
 // retries after a Redis blip (else a duplicate could run an event again), then hand the Redis client back (it is yours to close).
 process.once('SIGTERM', () => {
+  stopSweeps();
   server.close(async () => {
     await pay.drain({ timeoutMs: 10_000 }); // within a process manager's grace period (Kubernetes: 30 s)
     await redis?.quit().catch(() => {});

@@ -6,7 +6,7 @@ import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import { createPay } from 'paywidget-server';
 import { payRouter } from 'paywidget-server/koa';
-import { authorizeRequest, checkoutFor, handleWebhooks } from '../shared/orders.js';
+import { authorizeRequest, checkoutFor, handleWebhooks, sweepPayments } from '../shared/orders.js';
 
 const pay = createPay({
   // The browser sends { orderId }; what it owes comes from the merchant's own records.
@@ -16,6 +16,8 @@ const pay = createPay({
 });
 
 handleWebhooks(pay);
+// Payments whose webhook never came are asked about every few minutes, and fulfilled when confirmed.
+const stopSweeps = sweepPayments(pay);
 
 const app = new Koa();
 // The library's routes come first, so webhooks reach it with their raw bytes.
@@ -27,7 +29,7 @@ app.use((ctx) => {
 });
 
 const port = Number(process.env.PORT ?? 3002);
-app
+const server = app
   .listen(port, '127.0.0.1', () => {
     console.log(`Merchant backend on http://127.0.0.1:${port}: POST /pay/widget-token, POST /pay/webhooks`);
   })
@@ -35,3 +37,13 @@ app
     console.error(`Cannot listen on 127.0.0.1:${port} (${error.message}); choose another port with PORT=…`);
     process.exit(1);
   });
+
+// Stopped by a process manager: finish the requests in flight, then let the library land the webhook claim
+// writes it retries after a store blip (with Redis stores; else a duplicate could run an event again).
+process.once('SIGTERM', () => {
+  stopSweeps();
+  server.close(async () => {
+    await pay.drain({ timeoutMs: 10_000 }); // within a process manager's grace period (Kubernetes: 30 s)
+    process.exit(0);
+  });
+});

@@ -42,13 +42,16 @@ const RECONCILE = /^\/payments\/[^/]+\/reconcile$/;
 /**
  * `authorize` for the examples. The shopper's browser asks for its widget token (the amount comes from
  * your records, so that route is open), and reports a payment whose outcome the widget could not tell
- * (POST /payments/:id/reconcile), so the ledger knows of it before the shopper can pay again. Payment
- * ids are unguessable; in your shop, also check the payment's order is the signed-in shopper's. The other
- * /payments routes show order ids and amounts: closed until you put your own staff check here, e.g.
+ * (POST /payments/:id/reconcile), so the ledger knows of it before the shopper can pay again. That route
+ * answers the payment's order id and amount, and polls the payment service for up to 10 s: in your shop,
+ * let only a signed-in shopper call it, rate-limit it, and check the payment's order is theirs. The other
+ * /payments routes are for staff: closed until you put your own check here, e.g.
  * `return request.header('authorization') === …`.
  */
 export function authorizeRequest(request: HookRequest): boolean {
-  return request.path === '/widget-token' || (request.method === 'POST' && RECONCILE.test(request.path));
+  // The library answers a path with a trailing slash as the path without it: so does this check.
+  const path = request.path.length > 1 ? request.path.replace(/\/$/, '') : request.path;
+  return path === '/widget-token' || (request.method === 'POST' && RECONCILE.test(path));
 }
 
 interface PaymentEventData {
@@ -67,19 +70,53 @@ interface PaymentEventData {
 export function handleWebhooks(pay: Pay): void {
   pay.webhooks.on('payment.succeeded', ({ id, payload }) => {
     const { order_id: orderId, payment_id: paymentId, amount, currency } = (payload as { data: PaymentEventData }).data;
-    const paid = `webhook ${id}: payment ${paymentId} of ${amount} ${currency} (minor units) succeeded`;
-    const order = orders.get(orderId);
-    if (!order) return console.warn(`${paid} for order ${orderId}, which these records do not have: not fulfilled, look into it.`);
-    const owed = toMinorUnits(order.total, order.currency);
-    // The order's total may have changed after its token was minted: fulfil only what was paid in full.
-    if (amount !== owed || currency !== order.currency) {
-      return console.warn(`${paid} for order ${orderId}, which owes ${owed} ${order.currency}: not fulfilled, look into it.`);
-    }
-    if (order.paymentId === paymentId) return console.log(`${paid}: order ${orderId} was fulfilled for it already.`);
-    if (order.status === 'paid') return console.warn(`${paid} for order ${orderId}, which another payment paid already: a second payment to refund.`);
-    order.status = 'paid';
-    order.paymentId = paymentId;
-    console.log(`${paid}: fulfil order ${orderId}.`);
+    fulfil({ orderId, paymentId, amount, currency }, `webhook ${id}`);
   });
   pay.webhooks.onError(({ error, event }) => console.error(`webhook ${event.id} failed, the sender will retry:`, error.message));
+}
+
+/**
+ * Marks the order paid and fulfils it, once, for a confirmed payment of what it owes; anything else is logged
+ * for someone to look into. Here the records are a Map, changed at once; on a database, make the change one
+ * conditional update (`… SET status = 'paid' WHERE id = ? AND status = 'awaiting_payment'`), or two deliveries
+ * of one payment racing each other could both fulfil.
+ */
+function fulfil({ orderId, paymentId, amount, currency }: { orderId: string | undefined; paymentId: string; amount: number | undefined; currency: string | undefined }, how: string): void {
+  const paid = `${how}: payment ${paymentId} of ${amount ?? '?'} ${currency ?? '?'} (minor units) succeeded`;
+  const order = orderId === undefined ? undefined : orders.get(orderId);
+  if (!order) return console.warn(`${paid} for order ${orderId ?? '(none named)'}, which these records do not have: not fulfilled, look into it.`);
+  const owed = toMinorUnits(order.total, order.currency);
+  // The order's total may have changed after its token was minted: fulfil only what was paid in full.
+  if (amount !== owed || currency !== order.currency) {
+    return console.warn(`${paid} for order ${order.id}, which owes ${owed} ${order.currency}: not fulfilled, look into it.`);
+  }
+  if (order.paymentId === paymentId) return console.log(`${paid}: order ${order.id} was fulfilled for it already.`);
+  if (order.status === 'paid') return console.warn(`${paid} for order ${order.id}, which another payment paid already: a second payment to refund.`);
+  order.status = 'paid';
+  order.paymentId = paymentId;
+  console.log(`${paid}: fulfil order ${order.id}.`);
+}
+
+/**
+ * Every few minutes, asks the payment service about the payments still unresolved in the ledger, and fulfils
+ * those a poll of this sweep found confirmed: the webhook of such a payment may never come (its handlers run
+ * if it does, and find the order fulfilled). Returns the function that stops it, for shutdown.
+ */
+export function sweepPayments(pay: Pay, everyMs = 5 * 60_000): () => void {
+  const sweep = async () => {
+    try {
+      await pay.payments.reconcilePending({
+        olderThanMs: 60_000, // a payment a minute old or more: younger ones are still being paid or polled
+        onChange: async ({ paymentId, outcome, source }) => {
+          if (outcome !== 'confirmed' || source !== 'poll') return; // a webhook's handlers saw to it
+          const entry = await pay.payments.get(paymentId);
+          fulfil({ paymentId, orderId: entry?.orderId, amount: entry?.amount, currency: entry?.currency }, 'sweep');
+        },
+      });
+    } catch (error) {
+      console.error('payment sweep failed; the next one tries again:', (error as Error).message);
+    }
+  };
+  const timer = setInterval(() => void sweep(), everyMs);
+  return () => clearInterval(timer);
 }

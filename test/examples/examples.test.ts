@@ -42,6 +42,21 @@ describe.each(['express', 'koa'])('examples/%s with the sandbox', (name) => {
       expect(await again.json()).toMatchObject({ error: { code: 'ORDER_NOT_PAYABLE', details: { paymentId: 'pay_short' } } });
       const unknown = await fetch(`http://127.0.0.1:${port}/pay/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"404"}' });
       expect(unknown.status).toBe(404);
+      // The library takes a trailing slash, and so does the example's authorize hook.
+      const slashed = await fetch(`http://127.0.0.1:${port}/pay/widget-token/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"1002"}' });
+      expect(slashed.status).toBe(200);
+
+      if (name === 'express') {
+        // A body that is not JSON, on the merchant's own routes: a JSON error, no stack trace, no x-powered-by.
+        const broken = await fetch(`http://127.0.0.1:${port}/health`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"not json' });
+        const text = await broken.text();
+        expect([broken.status, broken.headers.get('x-powered-by'), text]).toEqual([400, null, expect.stringMatching(/^\{"error":/)]);
+        expect(text).not.toMatch(/node_modules|at .*\.js/);
+        // Back from the bank: a page that mounts no widget, so it mints nothing and offers no second payment.
+        const back = await fetch(`http://127.0.0.1:${port}/checkout/return?orderId=1001`);
+        const page = await back.text();
+        expect([back.status, page.includes('no need to pay again'), page.includes('PayWidget')]).toEqual([200, true, false]);
+      }
     } finally {
       child.kill();
     }
