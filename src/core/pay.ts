@@ -118,7 +118,7 @@ export function createPay(options: PayOptions = {}): Pay {
   const webhooks = createWebhooks({
     secrets: () => requireWebhookSecrets(config),
     options: { ...options.webhooks, maxBodyBytes: options.webhooks?.maxBodyBytes ?? maxBodyBytes },
-    store: options.stores?.claims ?? new MemoryClaimStore({ now }),
+    store: options.stores?.claims ?? new MemoryClaimStore({ now, logger }),
     logger,
     now,
     internalHandlers: [payments.recordWebhook],

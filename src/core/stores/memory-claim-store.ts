@@ -1,6 +1,7 @@
 import type { Awaitable } from '../awaitable.js';
 import { PayError } from '../errors.js';
 import { describeKind } from '../option-types.js';
+import type { Logger } from '../types.js';
 import { DONE, type ClaimResult, type ClaimStore } from './claim-store.js';
 
 /** Options of `new MemoryClaimStore()`. */
@@ -12,6 +13,8 @@ export interface MemoryClaimStoreOptions {
   maxEntries?: number | undefined;
   /** Clock in milliseconds (the pay instance's `now`); `Date.now` by default. */
   now?: (() => number) | undefined;
+  /** Told once when a key goes before its time (maxEntries too small for the retention): the pay instance's logger. */
+  logger?: Pick<Logger, 'warn'> | undefined;
 }
 
 /** A key's value and the instant (ms) after which it is gone. */
@@ -46,9 +49,13 @@ export class MemoryClaimStore implements ClaimStore {
   readonly #now: () => number;
   /** Lease tokens only need to differ within this store, so a counter does (a random UUID costs ~2 µs). */
   #leases = 0;
+  readonly #logger: Pick<Logger, 'warn'> | undefined;
+  /** Whether a key went before its time yet: said once, and not looked for after (a Map lookup each eviction). */
+  #evictedLive = false;
 
   constructor(options: MemoryClaimStoreOptions = {}) {
-    const { maxEntries = 100_000, now = Date.now } = options;
+    const { maxEntries = 100_000, now = Date.now, logger } = options;
+    this.#logger = logger;
     if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
       throw new PayError('CONFIG_INVALID', `new MemoryClaimStore({ maxEntries }) takes a whole number of keys, 1 or more (the default is 100,000), got ${describeKind(maxEntries)}.`, { details: { options: ['maxEntries'] } });
     }
@@ -137,7 +144,17 @@ export class MemoryClaimStore implements ClaimStore {
     this.#oldest ??= this.#entries.keys();
     this.#sinceEviction = 0;
     // Every key the walk has not reached lies ahead of it (each it passed was evicted), so it is not done.
-    this.#entries.delete(this.#oldest.next().value as string);
+    const key = this.#oldest.next().value as string;
+    if (!this.#evictedLive) this.#warnIfLive(key);
+    this.#entries.delete(key);
+  }
+
+  /** A processed event forgotten before its retention ends could run again if sent again: worth saying, once. */
+  #warnIfLive(key: string): void {
+    const held = this.#entries.get(key);
+    if (held === undefined || this.#now() > held.expiresAt) return;
+    this.#evictedLive = true;
+    this.#logger?.warn({ maxEntries: this.#maxEntries }, `webhook claim store full: it keeps ${this.#maxEntries} keys (two an event), and forgot one before its retention ended, so a duplicate delivery of that event could run its handlers again. Raise maxEntries (new MemoryClaimStore({ maxEntries })), shorten webhooks.retentionMs, or keep claims in Redis (redisStores), which keeps them all.`);
   }
 
   #changedWithoutEviction(): void {

@@ -77,6 +77,23 @@ describe('MemoryClaimStore', () => {
     expect(grown).toBeLessThan(20 * 2 ** 20);
   });
 
+  it('warns once when it forgets a key before its time (maxEntries too small for the retention), not for expired ones', async () => {
+    let now = 1_000;
+    const warnings: unknown[][] = [];
+    const store = new MemoryClaimStore({ maxEntries: 2, now: () => now, logger: { warn: (...args: unknown[]) => void warnings.push(args) } });
+    // Expired keys make room without a word.
+    await store.complete('evt:1', 'x', 10);
+    await store.complete('evt:2', 'x', 10);
+    now += 100;
+    await store.complete('evt:3', 'x', 60_000);
+    await store.complete('evt:4', 'x', 60_000);
+    expect(warnings).toEqual([]);
+    // A processed event forgotten while it should be remembered: said once, however many follow.
+    for (let i = 5; i < 50; i++) await store.complete(`evt:${i}`, 'x', 60_000);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toEqual([{ maxEntries: 2 }, expect.stringMatching(/^webhook claim store full: .*a duplicate delivery of that event could run its handlers again\. Raise maxEntries/)]);
+  });
+
   it('refuses a maxEntries that is not a whole number of 1 or more, naming the option', () => {
     for (const maxEntries of [0, -1, 1.5, Number.NaN, '100' as unknown as number]) {
       expect(() => new MemoryClaimStore({ maxEntries })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('maxEntries') }));
