@@ -15,7 +15,7 @@ import express from 'express';
 import Koa from 'koa';
 import { Redis } from 'ioredis';
 import getRawBody from 'raw-body';
-import { createPay, type Pay, type PayRequest, type PayResponse } from 'paywidget-server';
+import { createPay, MemoryClaimStore, type Pay, type PayRequest, type PayResponse } from 'paywidget-server';
 import { payMiddleware } from 'paywidget-server/express';
 import { payRouter } from 'paywidget-server/koa';
 import { redisStores } from 'paywidget-server/redis';
@@ -87,7 +87,9 @@ function handWrittenGuarded(rawBody: Buffer, headers: Record<string, string | st
 
 function listener(): RequestListener {
   const seen = new Set<string>();
-  const stores = redis && redisStores(redis, { prefix: `paywidget-bench:${process.pid}:` });
+  // The hand-written handlers remember every event (a Set that only grows), so the library does too: the default
+  // MemoryClaimStore keeps the latest 50,000 events, fewer than a run delivers, and would evict (and warn) instead.
+  const stores = redis ? redisStores(redis, { prefix: `paywidget-bench:${process.pid}:` }) : { claims: new MemoryClaimStore({ maxEntries: 10_000_000 }) };
   const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'bench', apiKey: 'bench', webhookSecret: BENCH_SECRET }, stores });
   pay.webhooks.onAny(() => {});
   switch (variant) {
