@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { createPay } from 'paywidget-server';
 import { redisStores } from 'paywidget-server/redis';
 import { authorizeRequest, checkoutFor, handleWebhooks, sweepPayments } from '../shared/orders.js';
+import { stopOnSigterm } from '../shared/shutdown.js';
 import { createApp } from './app.js';
 
 const redisUrl = process.env.REDIS_URL;
@@ -46,13 +47,5 @@ const server = createApp(pay).listen(port, '127.0.0.1', (error?: Error) => {
   console.log(`Checkout page: http://127.0.0.1:${port}/checkout?orderId=1001`);
 });
 
-// Stopped by a process manager: finish the requests in flight, let the library land the webhook claim writes it
-// retries after a Redis blip (else a duplicate could run an event again), then hand the Redis client back (it is yours to close).
-process.once('SIGTERM', () => {
-  stopSweeps();
-  server.close(async () => {
-    await pay.drain({ timeoutMs: 10_000 }); // within a process manager's grace period (Kubernetes: 30 s)
-    await redis?.quit().catch(() => {});
-    process.exit(0);
-  });
-});
+// The Redis client is yours to close, once the library's last writes landed.
+stopOnSigterm(server, pay, stopSweeps, async () => redis?.quit());

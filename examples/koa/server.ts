@@ -7,6 +7,7 @@ import Koa from 'koa';
 import { createPay } from 'paywidget-server';
 import { payRouter } from 'paywidget-server/koa';
 import { authorizeRequest, checkoutFor, handleWebhooks, sweepPayments } from '../shared/orders.js';
+import { stopOnSigterm } from '../shared/shutdown.js';
 
 const pay = createPay({
   // The browser sends { orderId }; what it owes comes from the merchant's own records.
@@ -38,12 +39,4 @@ const server = app
     process.exit(1);
   });
 
-// Stopped by a process manager: finish the requests in flight, then let the library land the webhook claim
-// writes it retries after a store blip (with Redis stores; else a duplicate could run an event again).
-process.once('SIGTERM', () => {
-  stopSweeps();
-  server.close(async () => {
-    await pay.drain({ timeoutMs: 10_000 }); // within a process manager's grace period (Kubernetes: 30 s)
-    process.exit(0);
-  });
-});
+stopOnSigterm(server, pay, stopSweeps);

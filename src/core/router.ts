@@ -34,18 +34,20 @@ export function createRouter(routes: Route[], logger: Logger): Router {
   const compiled: CompiledRoute[] = routes.map((route) => ({ ...route, segments: split(route.path)! }));
   // The hot routes (webhooks, widget-token) have no params: found by method, then path, without splitting
   // the path or building a key.
-  const exact = new Map<string, Map<string, CompiledRoute>>();
-  for (const route of compiled.filter((r) => !r.path.includes(':'))) {
-    const byPath = exact.get(route.method) ?? new Map<string, CompiledRoute>();
-    exact.set(route.method, byPath.set(route.path, route));
-  }
+  // Their answer is built once: a request to one of them allocates none (hasRoute and handle both ask).
   const NO_PARAMS: RouteParams = Object.freeze({});
+  const NOT_ALLOWED: string[] = Object.freeze([]) as unknown as string[];
+  const exact = new Map<string, Map<string, { route: CompiledRoute; params: RouteParams; allowed: string[] }>>();
+  for (const route of compiled.filter((r) => !r.path.includes(':'))) {
+    const byPath = exact.get(route.method) ?? new Map();
+    exact.set(route.method, byPath.set(route.path, { route, params: NO_PARAMS, allowed: NOT_ALLOWED }));
+  }
 
   /** HEAD is answered as GET without a body. With no route for the method, `allowed` lists the methods the path has (for 405). */
   const findForMethod = (method: string, path: string) => {
     const wanted = method === 'HEAD' ? 'GET' : method;
     const direct = exact.get(wanted)?.get(path);
-    if (direct) return { route: direct, params: NO_PARAMS, allowed: [] as string[] };
+    if (direct) return direct;
     const segments = split(path);
     const allowed: string[] = [];
     if (segments === undefined) return { route: undefined, params: undefined, allowed };
@@ -67,11 +69,7 @@ export function createRouter(routes: Route[], logger: Logger): Router {
     routes: routes.map(({ method, path }) => ({ method, path })),
     // OPTIONS is left to the app (its CORS handling, say): the library has no preflight of its own.
     matches: (method, path) => method.toUpperCase() !== 'OPTIONS' && isKnown(method, path),
-    hasRoute: (method, path) => {
-      const upper = method.toUpperCase();
-      // The hot routes (a webhook) by one Map lookup, without the answer findForMethod builds.
-      return exact.get(upper === 'HEAD' ? 'GET' : upper)?.has(path) === true || findForMethod(upper, path).route !== undefined;
-    },
+    hasRoute: (method, path) => findForMethod(method.toUpperCase(), path).route !== undefined,
     // No route answers OPTIONS, so every route of the path lands in `allowed`.
     allowedMethods: (path) => withHead(findForMethod('OPTIONS', path).allowed),
     async handle(request) {

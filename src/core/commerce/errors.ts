@@ -67,27 +67,14 @@ export function formatMagentoMessage(message: string, parameters?: unknown): str
 }
 
 /** The Magento error body of a response, when it has one. */
-export function readMagentoError(response: UpstreamResponse, secrets: readonly string[] = []): MagentoErrorBody | undefined {
+export function readMagentoError(response: UpstreamResponse): MagentoErrorBody | undefined {
   try {
     const body: unknown = JSON.parse(textDecoder.decode(response.body));
-    if (isMagentoError(body)) return withoutSecrets(body, secrets) as MagentoErrorBody;
+    if (isMagentoError(body)) return body as MagentoErrorBody;
   } catch {
     // not JSON: no Magento body
   }
   return undefined;
-}
-
-/**
- * The parsed body with each secret taken out of every string in it. The bytes were redacted already, but only
- * of the escapes an echo is known to write; decoded, every escape is undone. Nesting past 20 levels is cut.
- */
-function withoutSecrets(value: unknown, secrets: readonly string[], depth = 0): unknown {
-  if (secrets.length === 0) return value;
-  if (typeof value === 'string') return secrets.reduce((text, secret) => (secret === '' ? text : text.replaceAll(secret, '[redacted]')), value);
-  if (typeof value !== 'object' || value === null) return value;
-  if (depth >= 20) return '[cut]';
-  if (Array.isArray(value)) return value.map((item) => withoutSecrets(item, secrets, depth + 1));
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [withoutSecrets(key, secrets), withoutSecrets(item, secrets, depth + 1)]));
 }
 
 function isMagentoError(value: unknown): value is { message: string; parameters?: unknown } {
@@ -170,8 +157,8 @@ export function pageSizeCapOf(body: MagentoErrorBody | undefined): number | unde
  * A non-2xx answer of a commerce call as a CommerceError (COMMERCE_ERROR), message substituted, raw body
  * kept. `noRouteHint` says what to check when the platform has no route for the call.
  */
-export function commerceFailure(what: string, response: UpstreamResponse, noRouteHint = 'COMMERCE_URL (commerce.url) and commerce.readMethod', secrets: readonly string[] = []): CommerceError {
-  const body = readMagentoError(response, secrets);
+export function commerceFailure(what: string, response: UpstreamResponse, noRouteHint = 'COMMERCE_URL (commerce.url) and commerce.readMethod'): CommerceError {
+  const body = readMagentoError(response);
   const maxPageSize = pageSizeCapOf(body);
   const said = !body
     ? ` without a Magento error body (${response.headers.get('content-type') ?? 'no content-type'}); check COMMERCE_URL`

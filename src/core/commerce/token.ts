@@ -249,8 +249,8 @@ export class AdminTokens {
     }, http, logger);
 
     if (!response.ok) {
-      // The password may come back in the body (Magento fills a message's parameters in), written with any escape.
-      const body = readMagentoError(response, [config.password.reveal()]);
+      // A password echoed back in the body (Magento fills a message's parameters in) was redacted by callUpstream, any escape.
+      const body = readMagentoError(response);
       // The address too: a host with a Pay instance per shop tells from it whose login was refused.
       logger.warn({ service: 'commerce', status: response.status, route: `POST ${path}`, url: config.url, username: config.username }, 'commerce platform refused the admin token request');
       if (body && TWO_FACTOR.test(body.message)) throw twoFactorError(response.status, body);
@@ -259,7 +259,7 @@ export class AdminTokens {
         throw new CommerceError('COMMERCE_AUTH_FAILED', `The commerce platform at ${config.url} refused the admin login of '${config.username}': ${said} Not retried, since Magento locks an account after repeated failures: check COMMERCE_USERNAME and COMMERCE_PASSWORD, or wait until a locked account is released.`, { upstreamStatus: 401, body });
       }
       // The token call is always a POST: only the URL and the store scope in it can be wrong.
-      throw commerceFailure('the admin token request', response, 'COMMERCE_URL (commerce.url) and COMMERCE_SCOPE (commerce.scope)', [config.password.reveal()]);
+      throw commerceFailure('the admin token request', response, 'COMMERCE_URL (commerce.url) and COMMERCE_SCOPE (commerce.scope)');
     }
 
     const token = commerceJson(response, 'the admin token request');

@@ -103,12 +103,11 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
   const sweepOne = async (entry: LedgerEntry) => {
     report.checked += 1;
     try {
-      const learned: LearnedHere = { changed: false };
+      const learned: LearnedHere = {};
       const result = await deps.reconcile(entry.paymentId, { budgetMs: options.budgetMs ?? 0, signal: options.signal }, learned);
       // A status another poll learned (an overlapping sweep, the page's reconcile call) is that caller's to report,
       // also when a poll of this sweep moved the payment before it (processing → requires_action here, → succeeded there).
-      const learnedHere = learned.changed && learned.status === result.status;
-      if (result.status !== entry.status && (result.source === 'webhook' || (result.source === 'poll' && learnedHere))) {
+      if (result.status !== entry.status && (result.source === 'webhook' || (result.source === 'poll' && learned.status === result.status))) {
         const change: SweepChange = { paymentId: entry.paymentId, from: entry.status, to: result.status, outcome: result.outcome, source: result.source };
         if (result.orderId !== undefined) change.orderId = result.orderId;
         report.changed.push(change);

@@ -51,16 +51,13 @@ export interface ReconcileResult {
  * holds the one its last change left (another caller may have moved it on since: that move is theirs to report).
  */
 export interface LearnedHere {
-  changed: boolean;
-  /** The status the last of this call's records that changed the entry left there. */
+  /** The status the last of this call's records that changed the entry left there; absent while none did. */
   status?: string | null;
 }
 
 /** Notes a record of this call's that changed the entry. */
 function learnedHere(learned: LearnedHere, { entry, changed }: { entry: LedgerEntry; changed: boolean }): void {
-  if (!changed) return;
-  learned.changed = true;
-  learned.status = entry.status;
+  if (changed) learned.status = entry.status;
 }
 
 export interface ReconcileDeps {
@@ -106,7 +103,7 @@ function isPermanent(error: unknown): boolean {
  * transport failures and 5xx along the way only cost polls. Permanent refusals (unknown payment,
  * wrong credentials, bad input) throw.
  */
-export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: string, options: ReconcileOptions = {}, learned: LearnedHere = { changed: false }): Promise<ReconcileResult> {
+export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: string, options: ReconcileOptions = {}, learned: LearnedHere = {}): Promise<ReconcileResult> {
   const paymentId = checkPaymentId(paymentIdInput);
   const clientToken = toClientToken(options.clientToken);
   const budgetMs = options.budgetMs ?? deps.pollBudgetMs;
@@ -178,7 +175,7 @@ const RECHECK_TIMEOUT_MS = 3_000;
  * entry. Best effort: a refusal, a time-out or a missing credential leave the ledger's answer standing
  * (logged); only a ledger store that fails throws.
  */
-export async function recheckPayment(deps: Pick<ReconcileDeps, 'ledger' | 'poll' | 'http' | 'logger'>, paymentId: string, options: StatusOptions = {}, learned: LearnedHere = { changed: false }): Promise<LedgerEntry | undefined> {
+export async function recheckPayment(deps: Pick<ReconcileDeps, 'ledger' | 'poll' | 'http' | 'logger'>, paymentId: string, options: StatusOptions = {}, learned: LearnedHere = {}): Promise<LedgerEntry | undefined> {
   const quick = Math.min(deps.http.attemptTimeoutMs, RECHECK_TIMEOUT_MS);
   try {
     learnedHere(learned, await recordPoll(deps.ledger, await deps.poll(paymentId, options, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick })));

@@ -34,26 +34,22 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
     method: 'POST',
     path: '/webhooks',
     async handler(request) {
+      if (request.rawBody === undefined) {
+        const error = bodyNotRaw(request.parsedBody === undefined
+          ? 'without its raw bytes (request.rawBody is undefined)'
+          : 'already parsed by a body parser (request.parsedBody is set, request.rawBody is not)', request.framework);
+        // The app's setup, not the delivery: an error, logged here once (the router would log a 5xx again).
+        logger.error({ code: error.code, reason: error.message, eventId: claimedEventId(request.headers) }, 'webhook refused: the body reached paywidget-server already parsed; every delivery fails (500, so the sender retries) until the app is fixed');
+        throw loggedWhereItArose(error);
+      }
       let verified: VerifiedWebhook;
       try {
-        if (request.rawBody === undefined) {
-          throw bodyNotRaw(request.parsedBody === undefined
-            ? 'without its raw bytes (request.rawBody is undefined)'
-            : 'already parsed by a body parser (request.parsedBody is set, request.rawBody is not)', request.framework);
-        }
         const checked = deps.verify({ rawBody: request.rawBody, headers: request.headers });
         verified = isPending(checked) ? await checked : checked;
       } catch (error) {
-        // The fix is in the message (the body parser to move, the secret to check): the operator needs it, not only the sender.
-        if (!(error instanceof WebhookVerificationError)) throw error;
-        const fields = { code: error.code, reason: error.message, eventId: claimedEventId(request.headers) };
-        if (error.code !== 'WEBHOOK_BODY_NOT_RAW') {
-          logger.warn(fields, 'webhook refused');
-          throw error;
-        }
-        // The app's setup, not the delivery: an error, logged here once (the router would log a 5xx again).
-        logger.error(fields, 'webhook refused: the body reached paywidget-server already parsed; every delivery fails (500, so the sender retries) until the app is fixed');
-        throw loggedWhereItArose(error);
+        // The fix is in the message (the secret to check, the clock to sync): the operator needs it, not only the sender.
+        if (error instanceof WebhookVerificationError) logger.warn({ code: error.code, reason: error.message, eventId: claimedEventId(request.headers) }, 'webhook refused');
+        throw error;
       }
       const { eventId, timestamp, payload } = verified;
       const signature = getHeader(request.headers, 'x-pay-signature') as string;
