@@ -1,5 +1,5 @@
 import { PayError } from './errors.js';
-import type { PayRequest } from './types.js';
+import type { Framework, PayRequest } from './types.js';
 import { getHeader } from './headers.js';
 import { jsonSyntaxCause } from './json-syntax-cause.js';
 import { utf8Length } from './utf8-length.js';
@@ -15,7 +15,8 @@ const textDecoder = new TextDecoder();
  */
 export function readJsonBody(request: PayRequest, limit: number): unknown {
   if (request.bodyUsed && request.rawBody === undefined && request.parsedBody === undefined) {
-    throw new PayError('INVALID_INPUT', `The request body was read before paywidget-server got it, and cannot be read again. ${HAND_OVER_UNREAD}`);
+    const fix = readsNodeStreams(request.framework) ? STREAM_READ_FIX : HAND_OVER_UNREAD;
+    throw new PayError('INVALID_INPUT', `The request body was read before paywidget-server got it, and cannot be read again. ${fix}`);
   }
   if (request.parsedBody !== undefined && request.rawBody === undefined) {
     if (isIdentityCoding(getHeader(request.headers, 'content-encoding')) && Number(getHeader(request.headers, 'content-length')) > limit) throw bodyTooLarge(limit);
@@ -72,6 +73,17 @@ function isIdentityCoding(contentEncoding: string | null | undefined): boolean {
 
 /** The fix for a Fetch Request whose body was read before the library got it (App Router). */
 export const HAND_OVER_UNREAD = 'Hand the Request over unread (read a request.clone() if you need the body too).';
+
+/** Whether the framework's adapter reads a Node stream (the Node bridge), rather than a Fetch Request. */
+export function readsNodeStreams(framework: Framework | undefined): boolean {
+  return framework === 'express' || framework === 'koa' || framework === 'next-pages';
+}
+
+/**
+ * The fix when a Node stream was read before the library got it, and nothing kept its bytes: not a parser of the
+ * framework's (the webhook errors name those) but the app's code. A Fetch Request's is HAND_OVER_UNREAD.
+ */
+export const STREAM_READ_FIX = 'The request stream was read before paywidget-server got it (by the app\'s own code or a middleware: a body logger, getRawBody(req), micro\'s buffer(req)), and its bytes were not kept. Leave the stream unread for paywidget-server, or keep the bytes as req.rawBody (a Buffer).';
 
 /** What the adapters read up to, `pay.maxBodyBytes`, is the larger of the two limits: either may be the one to raise. */
 export const READ_LIMIT_OPTIONS = 'maxBodyBytes (or webhooks.maxBodyBytes, for webhooks)';

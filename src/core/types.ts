@@ -21,7 +21,7 @@ export interface PayRequest {
   rawBody?: Uint8Array | string;
   /** A body some parser already turned into an object (express.json(), Next's bodyParser). */
   parsedBody?: unknown;
-  /** The body was read before the library got it and nothing kept it (a Fetch Request's `bodyUsed`). */
+  /** The body was read before the library got it and nothing kept it (a Fetch Request's `bodyUsed`, or a Node stream the app read). */
   bodyUsed?: boolean;
   /** The adapter that built the request, so an error names the fix in that framework. */
   framework?: Framework | undefined;

@@ -39,7 +39,10 @@ export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBy
     // A parser consumed the stream; never wait on it. JSON routes can use the object, webhooks cannot.
     // (A parser that only set `req.body = {}` without reading, as Express 4's do for other content
     // types, left the stream to us: it is read below.)
-    request.parsedBody = parsed.body ?? {};
+    if (parsed.body !== undefined) request.parsedBody = parsed.body;
+    // Read by the app's own code (a body logger, getRawBody(req)) and kept nowhere: not an empty body, unless it was one.
+    else if (req.headers['content-length'] === '0') request.rawBody = Buffer.alloc(0);
+    else request.bodyUsed = true;
   } else if (maxBodyBytes !== undefined && request.method !== 'GET' && request.method !== 'HEAD') {
     const compressed = compressedBodyError(req.headers['content-encoding']);
     if (compressed) {
@@ -59,6 +62,7 @@ export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBy
 class NodePayRequest implements PayRequest {
   declare rawBody?: Uint8Array | string;
   declare parsedBody?: unknown;
+  declare bodyUsed?: boolean;
   readonly #res: ServerResponse | undefined;
   #signal: AbortSignal | undefined;
 

@@ -1,6 +1,6 @@
 import { PayError, type PayErrorOptions } from '../errors.js';
 import { jsonSyntaxCause } from '../json-syntax-cause.js';
-import { HAND_OVER_UNREAD } from '../request-body.js';
+import { HAND_OVER_UNREAD, readsNodeStreams, STREAM_READ_FIX } from '../request-body.js';
 import type { Framework } from '../types.js';
 import type { WebhookEvent } from './dispatch.js';
 
@@ -113,8 +113,8 @@ export function signatureMismatch(secretCount: number): WebhookVerificationError
   );
 }
 
-export function bodyNotRaw(what: string, framework?: Framework): WebhookVerificationError {
-  const fix = framework === undefined ? BODY_NOT_RAW_FIX : `${BODY_NOT_RAW_WHY} ${BODY_NOT_RAW_FIXES[framework]}`;
+export function bodyNotRaw(what: string, framework?: Framework, streamRead = false): WebhookVerificationError {
+  const fix = streamRead && readsNodeStreams(framework) ? `${BODY_NOT_RAW_WHY} ${STREAM_READ_FIX}` : framework === undefined ? BODY_NOT_RAW_FIX : `${BODY_NOT_RAW_WHY} ${BODY_NOT_RAW_FIXES[framework]}`;
   return new WebhookVerificationError('WEBHOOK_BODY_NOT_RAW', `The webhook body arrived ${what}. ${fix}`);
 }
 

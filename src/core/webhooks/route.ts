@@ -35,11 +35,13 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
     path: '/webhooks',
     async handler(request) {
       if (request.rawBody === undefined) {
-        const error = bodyNotRaw(request.parsedBody === undefined
-          ? 'without its raw bytes (request.rawBody is undefined)'
-          : 'already parsed by a body parser (request.parsedBody is set, request.rawBody is not)', request.framework);
+        const error = request.parsedBody !== undefined
+          ? bodyNotRaw('already parsed by a body parser (request.parsedBody is set, request.rawBody is not)', request.framework)
+          : request.bodyUsed === true
+            ? bodyNotRaw('already read, its bytes kept nowhere (request.bodyUsed is set, request.rawBody is not)', request.framework, true)
+            : bodyNotRaw('without its raw bytes (request.rawBody is undefined)', request.framework);
         // The app's setup, not the delivery: an error, logged here once (the router would log a 5xx again).
-        logger.error({ code: error.code, reason: error.message, eventId: claimedEventId(request.headers) }, 'webhook refused: the body reached paywidget-server already parsed; every delivery fails (500, so the sender retries) until the app is fixed');
+        logger.error({ code: error.code, reason: error.message, eventId: claimedEventId(request.headers) }, 'webhook refused: the body reached paywidget-server already parsed or read; every delivery fails (500, so the sender retries) until the app is fixed');
         throw loggedWhereItArose(error);
       }
       let verified: VerifiedWebhook;
