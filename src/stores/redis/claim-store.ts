@@ -1,5 +1,6 @@
 import { DONE, type ClaimResult, type ClaimStore } from '../../core/stores/claim-store.js';
 import { ms, type RedisCommands } from './client.js';
+import { takeUnderToken } from './lock.js';
 import { BIND, CLAIM, COMPLETE, RELEASE, REPLACE_OWN } from './scripts.js';
 
 /**
@@ -18,14 +19,11 @@ export class RedisClaimStore implements ClaimStore {
   }
 
   async claim(key: string, leaseMs: number): Promise<ClaimResult> {
-    const token = globalThis.crypto.randomUUID();
     const redisKey = this.#prefix + key;
-    // A claim that lands after its deadline (the caller already answered 503) is given back at once,
-    // so the sender's retry does not wait for the lease to run out.
-    const giveBack = (reply: unknown) => {
-      if (Number(reply) === 1) this.#redis.script(RELEASE, [redisKey], [token]).catch(() => {});
-    };
-    const reply = Number(await this.#redis.script(CLAIM, [redisKey], [token, ms(leaseMs), DONE], giveBack));
+    // A claim taken but not heard of (its reply late, or lost with the connection) is given back, so the sender's retry does not wait for the lease to run out.
+    const taken = await takeUnderToken(this.#redis, CLAIM, redisKey, (token) => [token, ms(leaseMs), DONE], leaseMs);
+    const { token } = taken;
+    const reply = Number(taken.reply);
     if (reply === 1) return { state: 'claimed', token };
     if (reply === 3) {
       throw new Error(`The Redis key ${redisKey} holds a value paywidget-server did not write, with no expiry (its claims always expire), so this delivery could never run. Delete the key to let it run, or SET it to done (SET ${redisKey} done PX <ms>) if the event was handled by hand.`);

@@ -9,6 +9,7 @@ import { createServer, connect, type AddressInfo, type Server } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisStores } from 'paywidget-server/redis';
+import { eventually } from '../../helpers/eventually.js';
 import { connectedRedis, startRedisServer, type RedisServer } from '../../helpers/redis-server.js';
 
 let server: RedisServer;
@@ -64,6 +65,34 @@ describe('a command applied by Redis whose reply was lost, and that ioredis send
       const lock = await stores.adminTokens.acquireRefreshLock('lost', 30_000);
       expect(lock).toBeDefined();
       expect(await admin.get(`${prefix}admin-token-lock:lost`)).toBe(lock);
+    } finally {
+      client.disconnect();
+    }
+  });
+});
+
+describe('a command applied by Redis whose reply was lost, with the client options the README recommends (no resend)', () => {
+  it('gives the claim or lock back once the client reconnects, so a retry need not wait out the lease', async () => {
+    const client = new Redis((proxy.address() as AddressInfo).port, '127.0.0.1', { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    client.on('error', () => {});
+    try {
+      await once(client, 'ready');
+      const prefix = `lost-no-resend:${randomUUID()}:`;
+      const stores = redisStores(client, { prefix });
+      const other = redisStores(admin, { prefix });
+      await stores.claims.claim('evt:warm', 1_000); // loads the scripts, so the dropped reply is the claim's own
+      await stores.checkpoints.acquireLock!('warm', 1_000);
+
+      dropNextReply = true;
+      await expect(stores.claims.claim('evt:lost', 60_000)).rejects.toThrow();
+      // Redis ran it: the key is held under a token nobody knows of.
+      expect(await admin.get(`${prefix}claim:evt:lost`)).toMatch(/^[0-9a-f-]{36}$/);
+      await eventually(async () => (await admin.exists(`${prefix}claim:evt:lost`)) === 0 || undefined, 3_000, 'the lost claim given back');
+      expect((await other.claims.claim('evt:lost', 60_000)).state).toBe('claimed');
+
+      dropNextReply = true;
+      await expect(stores.checkpoints.acquireLock!('sync', 60_000)).rejects.toThrow();
+      await eventually(async () => (await other.checkpoints.acquireLock!('sync', 60_000)) ?? undefined, 3_000, 'the lost lock given back');
     } finally {
       client.disconnect();
     }
