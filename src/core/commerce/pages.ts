@@ -180,7 +180,11 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
       }
       const complete = holdsTheRest(result);
       if (!complete) size = sizeAfter(result.items.length);
-      const until = complete ? Infinity : (queue[0]?.after ?? Infinity);
+      // An answer whose first order lies past the next request's key found no match up to it: a stretch of ids
+      // without one (old and new orders of a status, nothing between). The requests ahead in that stretch would
+      // all answer the same orders, so this answer is taken whole, and the line starts again from its last order.
+      const skipped = !complete && queue.length > 0 && result.items.length > 0 && result.items[0]!.entity_id > queue[0]!.after;
+      const until = complete || skipped ? Infinity : (queue[0]?.after ?? Infinity);
       const total = handedOver + result.total_count;
       const items = take(result.items, until);
       // Measured again on every answer: ids dense on the first page and sparse later (or the reverse)
@@ -190,6 +194,13 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
       if (items.length > 0) yield { items, totalCount: total };
       if (complete) return;
       const last = lastOf(result.items);
+      if (skipped) {
+        queue.length = 0; // their answers, some already on the way, are not waited for
+        cursor = last;
+        nextAfter = cursor;
+        horizon = Math.max(horizon, cursor + Math.ceil((result.total_count - result.items.length) / size) * span);
+        continue;
+      }
       if (last < until) {
         // More than a page of matches before the next request starts: read the gap first.
         cursor = last;

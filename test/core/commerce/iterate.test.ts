@@ -32,6 +32,20 @@ describe('orders.iterate', () => {
     expect(sb.commerce.stats().searches).toBeLessThanOrEqual(Math.ceil(pending.length / 50) + 3);
   });
 
+  it('crosses a long stretch of ids without a match in a few requests, not one guessed key after another', async () => {
+    sb = await commerceSandbox({ orders: 5_000 });
+    const pay = payFor(sb);
+    // Old and new orders on hold, none between: requests ahead are spaced as the old ones were, 100 ids apart.
+    const held = [...range(1, 300), ...range(4_701, 5_000)];
+    for (const id of held) sb.commerce.setOrder(id, { status: 'holded' });
+    for (const prefetch of [1, 6]) {
+      sb.commerce.resetStats();
+      expect(idsOf(await collect(pay.orders.iterate({ status: 'holded', pageSize: 100, prefetch })))).toEqual(held);
+      // 6 pages, and the requests ahead already sent into the stretch: not one for every 100 ids of it (about 50).
+      expect(sb.commerce.stats().searches).toBeLessThanOrEqual(6 + prefetch + 1);
+    }
+  });
+
   it('skips no order when orders already read leave the filter during the run', async () => {
     sb = await commerceSandbox({ orders: 400 });
     const pay = payFor(sb);
