@@ -3,7 +3,7 @@ import { apiResolver } from 'next/dist/server/api-utils/node/api-resolver.js';
 import { getRouteMatcher } from 'next/dist/shared/lib/router/utils/route-matcher.js';
 import { getRouteRegex } from 'next/dist/shared/lib/router/utils/route-regex.js';
 import getRawBody from 'raw-body';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createPay, type Pay } from 'paywidget-server';
 import { createPagesHandler, createRouteHandlers } from 'paywidget-server/next';
 import { signWebhook } from 'paywidget-server/testing';
@@ -194,6 +194,28 @@ describe('Next Pages Router: a page that read the stream before the handler (bod
       expect(error.message).toContain('The request stream was read before paywidget-server got it');
       expect(error.message).not.toContain('bodyParser');
     } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('Next: createRouteHandlers exported from a Pages Router API route by mistake', () => {
+  it('fails, so Next answers 500 and logs the fix, instead of returning a Response the Pages Router never sends', async () => {
+    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+    const { POST } = createRouteHandlers(pay);
+    const page = { default: POST as unknown as Parameters<typeof apiResolver>[3]['default'], config: { api: { bodyParser: false } } };
+    const server = createServer((req, res) => {
+      const params = matchCatchAll(new URL(req.url ?? '/', 'http://localhost').pathname) || {};
+      void apiResolver(req, res, params, page, { previewModeId: '', previewModeEncryptionKey: '', previewModeSigningKey: '', dev: false }, false);
+    });
+    const app = await listen(server, '/api/pay');
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const answer = await app.send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(answer.status).toBe(500);
+      expect(String(logged.mock.calls.flat().find((arg) => arg instanceof Error))).toContain('In pages/api, use createPagesHandler');
+    } finally {
+      logged.mockRestore();
       await app.close();
     }
   });

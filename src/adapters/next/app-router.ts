@@ -26,6 +26,8 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
   const catchAll = { param, factory: 'createRouteHandlers' } as const;
 
   const handler: RouteHandler = async (request, context) => {
+    // Exported from pages/api, it gets Node's req and res: the Response it returns would never be sent (a hang in production).
+    if (typeof (request as { headers?: { get?: unknown } } | undefined)?.headers?.get !== 'function') throw notAFetchRequest();
     // A wrapper that passes the Request alone (`return handlers.POST(req)`) leaves no way to tell the path.
     const awaited: unknown = typeof context === 'object' && context !== null ? await context.params : undefined;
     if (typeof awaited !== 'object' || awaited === null) return toFetchResponse(missingContext(request.method).toResponse());
@@ -44,6 +46,11 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
   };
 
   return { GET: handler, POST: handler, OPTIONS: handler };
+}
+
+/** Thrown, so that the Pages Router answers 500 and logs it: what a handler returns there is not sent. */
+function notAFetchRequest(): PayError {
+  return new PayError('CONFIG_INVALID', 'paywidget-server: a createRouteHandlers handler was called with something that is not a Fetch Request, such as Node\'s req in a Pages Router API route (pages/api), where the Response it returns would never be sent. In pages/api, use createPagesHandler: export default createPagesHandler(pay), with export const config = { api: { bodyParser: false } }. createRouteHandlers is for the App Router (app/api/pay/[...path]/route.ts).');
 }
 
 /** The handler was called without the route context Next passes as its second argument. */
