@@ -76,7 +76,7 @@ function accept(hmac: Hmac, policy: VerifyPolicy, body: SignedBody, timestampHea
   const tolerance = policy.toleranceSeconds;
   if (tolerance !== false) {
     const age = policy.now() / 1000 - timestamp;
-    if (age > tolerance) throw timestampTooOld(Math.floor(age), tolerance);
+    if (age > tolerance) throw timestampTooOld(Math.ceil(age), tolerance);
     if (-age > tolerance) throw timestampInFuture(Math.ceil(-age), tolerance, timestamp > MILLISECONDS_ABOVE);
   }
   let payload: unknown;
