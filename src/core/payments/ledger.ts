@@ -74,7 +74,9 @@ export function createLedger(deps: LedgerDeps): Ledger {
       }
     },
     record(input) {
-      const { paymentId, status, source, amount, currency } = input;
+      const { paymentId, source, amount, currency } = input;
+      // Stored as the service meant it: 'succeeded ' with a stray space is still succeeded (a terminal status, not one polled for ever).
+      const status = input.status === null ? null : input.status.trim();
       const orderId = orderIdToKeep(input, logger);
       const outcome = deps.classify(status);
       // Every field named, absent ones undefined: one object shape on the webhook path (a spread of inputs of varying shape is not).

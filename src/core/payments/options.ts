@@ -75,7 +75,7 @@ export function resolvePaymentsOptions(options: PaymentsOptions = {}): PaymentsP
   return {
     classify: (status) => {
       if (typeof status !== 'string') return 'unresolved';
-      const s = status.toLowerCase();
+      const s = status.trim().toLowerCase();
       return confirmed.has(s) ? 'confirmed' : failed.has(s) ? 'failed' : 'unresolved';
     },
     statusAuth,

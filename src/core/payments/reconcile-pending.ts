@@ -86,11 +86,15 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
   const concurrency = options.concurrency ?? 4;
   if (!Number.isFinite(olderThanMs) || olderThanMs < 0) throw invalidInput('olderThanMs', `olderThanMs must be a number of milliseconds, 0 or more (got ${String(olderThanMs)}).`);
   if (!Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > 64) throw invalidInput('concurrency', `concurrency must be an integer from 1 to 64 (got ${String(concurrency)}).`);
+  // Else every payment's poll would fail on it alone, and the sweep would report itself complete.
+  const { budgetMs = 0 } = options;
+  if (!Number.isFinite(budgetMs) || budgetMs < 0) throw invalidInput('budgetMs', `budgetMs must be a number of milliseconds, 0 or more (got ${String(budgetMs)}).`);
   // Checked before any poll: failing on the first change would lose it (the ledger holds it, no later sweep reports it).
   if (options.onChange !== undefined && typeof options.onChange !== 'function') throw invalidInput('onChange', 'onChange must be a function (change) => unknown, called with each change the sweep finds.');
 
   const report: SweepReport = { checked: 0, changed: [], unresolved: [], errors: [], forgotten: [], complete: false };
-  const entries = deps.ledger.list({ outcome: 'unresolved', firstSeenTo: deps.now() - olderThanMs })[Symbol.asyncIterator]();
+  // Every one means every one: a cut-off at now would leave out those first seen before the clock stepped back.
+  const entries = deps.ledger.list(olderThanMs > 0 ? { outcome: 'unresolved', firstSeenTo: deps.now() - olderThanMs } : { outcome: 'unresolved' })[Symbol.asyncIterator]();
   let storeFailure: unknown;
   let onChangeFailure: { error: unknown } | undefined;
   const tell = async (change: SweepChange) => {
@@ -104,7 +108,7 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
     report.checked += 1;
     try {
       const learned: LearnedHere = {};
-      const result = await deps.reconcile(entry.paymentId, { budgetMs: options.budgetMs ?? 0, signal: options.signal }, learned);
+      const result = await deps.reconcile(entry.paymentId, { budgetMs, signal: options.signal }, learned);
       // A status another poll learned (an overlapping sweep, the page's reconcile call) is that caller's to report,
       // also when a poll of this sweep moved the payment before it (processing → requires_action here, → succeeded there).
       if (result.status !== entry.status && (result.source === 'webhook' || (result.source === 'poll' && learned.status === result.status))) {

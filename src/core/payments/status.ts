@@ -141,13 +141,16 @@ export async function fetchPaymentStatus(ctx: StatusContext, paymentIdInput: str
   if (answeredFor != null && answeredFor !== paymentId) {
     throw new PayError('UPSTREAM_INVALID_RESPONSE', `The payment service answered the status call for ${paymentId} with the status of another payment (${String(answeredFor).slice(0, 60)}).`, { details: { service: 'payment', paymentId } });
   }
-  const result: PaymentStatus = { paymentId, status, outcome: ctx.classify(status) };
+  const trimmed = status.trim(); // a stray space or newline around it does not make 'succeeded' another status
+  const result: PaymentStatus = { paymentId, status: trimmed, outcome: ctx.classify(trimmed) };
+  // A number too, as a webhook's is read (a service with numeric order ids): else the payment is filed under no order.
   const orderId = body?.order_id ?? body?.orderId;
   if (typeof orderId === 'string' && orderId !== '') result.orderId = orderId;
+  else if (typeof orderId === 'number' && Number.isSafeInteger(orderId)) result.orderId = String(orderId);
   if (typeof body?.amount === 'number' && Number.isSafeInteger(body.amount)) result.amount = body.amount;
   if (typeof body?.currency === 'string' && /^[A-Za-z]{3}$/.test(body.currency)) result.currency = body.currency.toUpperCase();
   if (typeof body?.decline_code === 'string') result.declineCode = body.decline_code;
-  ctx.logger.debug({ paymentId, status, credential: by }, 'payment status read');
+  ctx.logger.debug({ paymentId, status: trimmed, credential: by }, 'payment status read');
   return result;
 }
 

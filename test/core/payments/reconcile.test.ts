@@ -304,6 +304,31 @@ describe('reconcile', () => {
   });
 });
 
+describe('a status as the service sent it, around its value', () => {
+  it('reads a stray space, tab or newline as the status it names (terminal), and a numeric order_id as its text', async () => {
+    const pay = payFor(sb, { logger });
+    for (const [sent, outcome] of [['succeeded ', 'confirmed'], ['Paid\t', 'confirmed'], ['\ndeclined\n', 'failed']] as const) {
+      const id = `pay_ws_${outcome}_${sent.length}`;
+      sb.faults.inject({ route: `GET /api/v1/payments/${id}/status`, status: 200, body: JSON.stringify({ payment_id: id, status: sent, order_id: 4_242, amount: 1999, currency: 'EUR' }), times: Infinity });
+      const result = await pay.payments.reconcile(id, { budgetMs: 0 });
+      expect(result).toMatchObject({ outcome, status: sent.trim(), orderId: '4242' });
+      expect(await pay.payments.get(id)).toMatchObject({ outcome, status: sent.trim(), orderId: '4242' });
+    }
+    // Filed under its order, a confirmed payment keeps that order from being minted again.
+    expect((await pay.payments.byOrder('4242')).map((entry) => entry.outcome)).toContain('confirmed');
+  });
+
+  it('records a webhook whose status ends in a newline as confirmed, not as a payment to poll for ever', async () => {
+    const pay = payFor(sb, { logger });
+    const receiver = await serve(pay);
+    closers.push(receiver.close);
+    const { body, headers } = signWebhook({ payload: { id: 'evt_ws', type: 'payment.succeeded', data: { payment_id: 'pay_ws_hook', status: 'succeeded\n', order_id: 'ws-hook' } }, secret: sb.webhookSecret, eventId: 'evt_ws' });
+    const answer = await fetch(receiver.webhookUrl, { method: 'POST', headers, body: body as string });
+    expect(answer.status).toBe(200);
+    expect(await pay.payments.get('pay_ws_hook')).toMatchObject({ status: 'succeeded', outcome: 'confirmed' });
+  });
+});
+
 describe('pay by bank', () => {
   it('is not a success when the shopper returns; the approval arrives by signed webhook through POST /webhooks', async () => {
     const pay = await payWithWebhooks();
@@ -581,6 +606,22 @@ describe('reconcilePending (the sweep)', () => {
     proceed();
     const report = await sweep;
     expect(report.changed).toEqual([{ paymentId: paid.paymentId, orderId: 'sweep-webhook', from: 'processing', to: 'succeeded', outcome: 'confirmed', source: 'webhook' }]);
+  });
+
+  it('looks at every unresolved payment after the wall clock stepped back (olderThanMs 0 is every one), and refuses a bad budgetMs before any poll', async () => {
+    let offset = 0;
+    const pay = payFor(sb, { logger, now: () => Date.now() + offset });
+    sb.payments.setConfirmDelay(Infinity);
+    const paid = await card(pay, sb.testCards.succeeds, { amount: 700, currency: 'EUR', orderId: 'sweep-clock' });
+    await pay.payments.reconcile(paid.paymentId, { budgetMs: 0 }); // processing: unresolved in the ledger
+    sb.payments.setStatus(paid.paymentId, 'succeeded'); // its webhook lost
+    offset = -5_000; // an NTP step back
+    const report = await pay.payments.reconcilePending();
+    expect(report).toMatchObject({ checked: 1, complete: true });
+    expect(report.changed).toEqual([expect.objectContaining({ paymentId: paid.paymentId, to: 'succeeded', outcome: 'confirmed' })]);
+
+    const refused = await rejection(pay.payments.reconcilePending({ budgetMs: -1 }));
+    expect([refused.code, refused.details]).toEqual(['INVALID_INPUT', { field: 'budgetMs' }]);
   });
 
   it('forgets an id the service does not know once it answers, when nothing was ever learned of it (a page made it up during an outage); later sweeps stop asking', async () => {
