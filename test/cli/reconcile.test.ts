@@ -202,6 +202,10 @@ describe('paywidget reconcile with REDIS_URL', () => {
     const noRedis = await run(['payments', 'prune', '--older-than', '30']);
     expect(noRedis.code).toBe(2);
     expect(noRedis.stderr).toContain('REDIS_URL is not set');
+    // Blank counts as unset, as everywhere else: not an empty ledger in memory pruned with success.
+    const blank = await run(['payments', 'prune', '--older-than', '30'], { ...env(), REDIS_URL: ' ' });
+    expect([blank.code, blank.stdout]).toEqual([2, '']);
+    expect(blank.stderr).toContain('REDIS_URL is not set');
   });
 
   it('reads the ledger the servers keep in Redis', () => withSharedRedis(async (shared, server) => {

@@ -34,6 +34,9 @@ describe('paywidget sandbox', () => {
     [['sandbox', '--orders=-1'], /--orders must be a whole number/],
     [['sandbox', '--orders', 'many'], /--orders must be a whole number/],
     [['sandbox', 'extra'], /Unexpected argument 'extra'/],
+    // Two of its own servers on one port: a clash of options, not a port someone else holds.
+    [['sandbox', '--port', '45671', '--widget-port', '45671'], /--port and --widget-port are both 45671: the sandbox's servers need a port each/],
+    [['sandbox', '--widget-port', '45672', '--commerce-port', '45672'], /--widget-port and --commerce-port are both 45672/],
   ])('%j is bad usage (exit 2)', async (argv, message) => {
     const { code, stderr } = await run(argv);
     expect(code).toBe(2);

@@ -117,7 +117,7 @@ Environment:
     if (positionals.length > 0) throw new UsageError(`unexpected '${positionals[0]!.slice(0, 40)}'.`, path);
     const days = wholeNumber(path, 'older-than', values['older-than'], 'a whole number of days, 1 or more', 1, 36_500);
     if (days === undefined) throw new UsageError('--older-than DAYS is required.', path);
-    if (!io.env.REDIS_URL) throw new UsageError('REDIS_URL is not set: the ledger to prune is the one your servers keep in Redis (a CLI run alone has none).', path);
+    if (!io.env.REDIS_URL?.trim()) throw new UsageError('REDIS_URL is not set: the ledger to prune is the one your servers keep in Redis (a CLI run alone has none).', path);
     const shared = await sharedStores(io.env);
     let report: PruneLedgerReport;
     try {

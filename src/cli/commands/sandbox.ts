@@ -97,6 +97,12 @@ Exit codes: 0 stopped with Ctrl-C, 1 could not start (a port in use), 2 bad usag
     const port = portOption(path, 'port', values.port, DEFAULT_SANDBOX_PORT);
     const widgetPort = portOption(path, 'widget-port', values['widget-port'], 0);
     const commercePort = portOption(path, 'commerce-port', values['commerce-port'], 0);
+    // Its three servers cannot share a port: said as such, not as a port some other program holds.
+    const chosen = [['--port', port], ['--widget-port', widgetPort], ['--commerce-port', commercePort]] as const;
+    for (const [i, [option, value]] of chosen.entries()) {
+      const clash = chosen.slice(i + 1).find(([, other]) => value !== 0 && other === value);
+      if (clash) throw new UsageError(`${option} and ${clash[0]} are both ${value}: the sandbox's servers need a port each (0 picks a free one).`, path);
+    }
     const orders = wholeNumber(path, 'orders', values.orders, 'a whole number up to 1000000', 0, 1_000_000) ?? 50;
     const webhookUrl = values['webhook-url'];
     if (webhookUrl !== undefined && !(URL.canParse(webhookUrl) && new URL(webhookUrl).protocol === 'http:')) {
