@@ -22,6 +22,11 @@ if (!example) {
 }
 
 const port = Number(process.env.PORT ?? example.port);
+// The sandbox sends its webhooks to this port, so it is known before the example listens: 0 (any free port) will not do.
+if (!Number.isInteger(port) || port < 1 || port > 65_535) {
+  console.error(`PORT must be a port number from 1 to 65535 (got ${JSON.stringify(process.env.PORT)}): the sandbox sends its webhooks there.`);
+  process.exit(2);
+}
 const sandbox = await startSandbox({ webhookUrl: `http://127.0.0.1:${port}${example.webhookPath}` });
 Object.assign(process.env, {
   PORT: String(port),

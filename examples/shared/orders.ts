@@ -70,7 +70,8 @@ interface PaymentEventData {
 export function handleWebhooks(pay: Pay): void {
   pay.webhooks.on('payment.succeeded', ({ id, payload }) => {
     const { order_id: orderId, payment_id: paymentId, amount, currency } = (payload as { data: PaymentEventData }).data;
-    fulfil({ orderId, paymentId, amount, currency }, `webhook ${id}`);
+    // Returned: when fulfil writes to your database, a failed write then fails the delivery, and the sender retries it.
+    return fulfil({ orderId, paymentId, amount, currency }, `webhook ${id}`);
   });
   pay.webhooks.onError(({ error, event }) => console.error(`webhook ${event.id} failed, the sender will retry:`, error.message));
 }
@@ -100,7 +101,9 @@ function fulfil({ orderId, paymentId, amount, currency }: { orderId: string | un
 /**
  * Every few minutes, asks the payment service about the payments still unresolved in the ledger, and fulfils
  * those a poll of this sweep found confirmed: the webhook of such a payment may never come (its handlers run
- * if it does, and find the order fulfilled). Returns the function that stops it, for shutdown.
+ * if it does, and find the order fulfilled). Then it looks for orders still awaiting payment that the ledger
+ * holds a confirmed payment for: one the checkout page's reconcile call found confirmed, whose webhook never
+ * came, is fulfilled here. Returns the function that stops it, for shutdown.
  */
 export function sweepPayments(pay: Pay, everyMs = 5 * 60_000): () => void {
   const sweep = async () => {
@@ -113,6 +116,11 @@ export function sweepPayments(pay: Pay, everyMs = 5 * 60_000): () => void {
           fulfil({ paymentId, orderId: entry?.orderId, amount: entry?.amount, currency: entry?.currency }, 'sweep');
         },
       });
+      // On a database: the orders awaiting payment for more than a minute, a page at a time.
+      for (const order of [...orders.values()].filter((o) => o.status === 'awaiting_payment')) {
+        const confirmed = (await pay.payments.byOrder(order.id)).find((entry) => entry.outcome === 'confirmed');
+        if (confirmed) fulfil({ paymentId: confirmed.paymentId, orderId: order.id, amount: confirmed.amount, currency: confirmed.currency }, 'sweep');
+      }
     } catch (error) {
       console.error('payment sweep failed; the next one tries again:', (error as Error).message);
     }

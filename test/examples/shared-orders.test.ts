@@ -34,4 +34,25 @@ describe('examples/shared/orders.ts', () => {
       stop();
     }
   });
+  it('fulfils an order whose payment the checkout page\'s reconcile call found confirmed, when its webhook never came', async () => {
+    const pay = createPay({
+      env: {}, logger: silentLogger,
+      payment: { apiUrl: sb.paymentUrl, merchantId: sb.merchantId, apiKey: sb.apiKey, webhookSecret: sb.webhookSecret },
+      resolveCheckout: ({ body }) => checkoutFor(body, pay.payments),
+    });
+    const order = orders.get('1003')!;
+    const checkout = await checkoutFor({ orderId: order.id }, pay.payments);
+    const payment = sb.payments.create({ ...checkout, method: 'pay_by_bank' });
+    sb.payments.setStatus(payment.id, 'succeeded');
+    // The page's POST /payments/:id/reconcile: the ledger learns the confirmation from a poll, which no sweep looks at again.
+    expect((await pay.payments.reconcile(payment.id, { budgetMs: 0 })).outcome).toBe('confirmed');
+    expect(order.status).toBe('awaiting_payment');
+    const stop = sweepPayments(pay, 20);
+    try {
+      await eventually(() => order.status === 'paid', 5_000, 'the sweep to fulfil the order');
+      expect(order.paymentId).toBe(payment.id);
+    } finally {
+      stop();
+    }
+  });
 });
