@@ -37,6 +37,8 @@ export interface AdapterCase {
   mount(pay: Pay): Promise<MountedApp>;
   /** Mounts it behind a JSON body parser, and says whether webhooks still work there. */
   mountBehindParser?: { mount(pay: Pay): Promise<MountedApp>; webhooksWork: boolean; fixNamed: RegExp };
+  /** Mounts it behind the app's own code that reads the request stream and keeps nothing (a body logger). */
+  mountBehindReader?(pay: Pay): Promise<MountedApp>;
   /** Whether the app listens on a port the sandbox can send webhooks to. */
   listens: boolean;
   /**
@@ -389,6 +391,33 @@ export function describeAdapter(adapter: AdapterCase): void {
           expect(checkouts).toContain('order-parsed');
         } finally {
           await parsedApp.close();
+        }
+      });
+    }
+
+    if (adapter.mountBehindReader) {
+      const mountBehindReader = adapter.mountBehindReader;
+      it('behind app code that read the stream and kept nothing, refuses the webhook (500) and the JSON route (400), saying so', async () => {
+        const readApp = await mountBehindReader(pay);
+        try {
+          const delivery = webhook({ type: 'payment.succeeded', data: { payment_id: 'pay_read' } });
+          const response = await readApp.send(delivery);
+          responses.push(response.text);
+          expect(response.status).toBe(500);
+          const { error } = JSON.parse(response.text) as { error: { code: string; message: string } };
+          expect(error.code).toBe('WEBHOOK_BODY_NOT_RAW');
+          expect(error.message).toContain('The request stream was read before paywidget-server got it');
+          expect(error.message).toContain('keep the bytes as req.rawBody');
+          // No body parser of the framework's to move or turn off: that fix would send its users the wrong way.
+          expect(error.message).not.toMatch(/(Express|Koa|Next\.js Pages Router|Next\.js App Router): /);
+          expect(handled).not.toContain(delivery.eventId);
+          // Not an empty body: resolveCheckout never sees {} in place of the order the shopper named.
+          const minted = await readApp.send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{"orderId":"order-read"}' });
+          expect(minted.status).toBe(400);
+          expect(JSON.parse(minted.text).error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('The request stream was read before paywidget-server got it') });
+          expect(checkouts).not.toContain('order-read');
+        } finally {
+          await readApp.close();
         }
       });
     }

@@ -29,6 +29,14 @@ describeAdapter({
   name: 'Express 4',
   listens: true,
   mount: (pay) => appWith((app) => app.use('/pay', middleware(pay))),
+  mountBehindReader: (pay) => appWith((app) => {
+    // A body logger: reads the stream, keeps no bytes.
+    app.use((req, _res, next) => {
+      req.on('data', () => {});
+      req.on('end', () => next());
+    });
+    app.use('/pay', middleware(pay));
+  }),
   mountBehindParser: {
     mount: (pay) => appWith((app) => {
       app.use(express4.json());

@@ -23,6 +23,14 @@ describeAdapter({
   name: 'Koa 3 with @koa/router',
   listens: true,
   mount: (pay) => appWith((app) => app.use(payRouter(pay, { prefix: '/pay' }).routes())),
+  mountBehindReader: (pay) => appWith((app) => {
+    // A body logger: reads the stream, keeps no bytes.
+    app.use(async (ctx, next) => {
+      for await (const _chunk of ctx.req) { /* logged, say */ }
+      return next();
+    });
+    app.use(payRouter(pay, { prefix: '/pay' }).routes());
+  }),
   mountBehindParser: {
     // @koa/bodyparser keeps ctx.request.rawBody, so webhooks verify behind it.
     mount: (pay) => appWith((app) => {
