@@ -173,6 +173,10 @@ export function describeAdapter(adapter: AdapterCase): void {
       expect(response.headers.get('content-type')).toBe('application/vnd.pay+json');
       expect(response.headers.get('cache-control')).toBe('no-store'); // a 403 or 404 is cacheable by default
       expect(response.text).toBe(body);
+      // One that names no type passes through naming none: the framework adds none of its own.
+      sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 402, headers: { 'content-type': '' }, body: 'payment required' });
+      const untyped = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect([untyped.status, untyped.headers.get('content-type'), untyped.text]).toEqual([402, null, 'payment required']);
     });
 
     it('passes a rate limit through with its Retry-After, so the page knows when to ask again', async () => {

@@ -40,6 +40,8 @@ export function payRouter(payOrOptions?: Pay | PayOptions, options: PayRouterOpt
       ctx.status = response.status;
       ctx.set(response.headers);
       ctx.body = typeof response.body === 'string' ? response.body : Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength);
+      // Koa's body setter names a type of its own (application/octet-stream for bytes): an upstream refusal that named none passes through with none.
+      if (response.headers['content-type'] === undefined) ctx.remove('Content-Type');
       // The body's setter measured the (empty) body; a HEAD answer keeps the length its GET would have had.
       const length = response.headers['content-length'];
       if (length !== undefined) ctx.length = Number(length);
