@@ -62,7 +62,22 @@ function redisAddress(url: string): string {
   } catch {
     // named below, without the value
   }
-  if (parsed && (parsed.protocol === 'redis:' || parsed.protocol === 'rediss:') && parsed.host !== '') return `${parsed.protocol}//${parsed.host}`;
+  if (parsed && (parsed.protocol === 'redis:' || parsed.protocol === 'rediss:') && parsed.host !== '') {
+    // ioredis decodes them and throws 'URI malformed' on a stray %, outside any error it names.
+    if (!decodes(parsed.username) || !decodes(parsed.password)) {
+      throw new PayError('CONFIG_INVALID', 'REDIS_URL holds a user name or password that is not valid percent-encoding: write each special character of it percent-encoded (% as %25, @ as %40, : as %3A).', { details: { options: ['REDIS_URL'] } });
+    }
+    return `${parsed.protocol}//${parsed.host}`;
+  }
   const got = parsed ? `a ${parsed.protocol}// URL${parsed.host === '' ? ' without a host' : ''}` : 'no URL';
   throw new PayError('CONFIG_INVALID', `REDIS_URL must be redis://[user:password@]host[:port][/db], rediss://… for TLS, or the path of a Unix socket; it holds ${got}.`, { details: { options: ['REDIS_URL'] } });
+}
+
+function decodes(component: string): boolean {
+  try {
+    decodeURIComponent(component);
+    return true;
+  } catch {
+    return false;
+  }
 }

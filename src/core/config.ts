@@ -95,7 +95,9 @@ const withoutCredentials = (value: string) => {
 /** An http(s) URL without credentials; `example` is the kind of URL the option takes, for its message. */
 const httpUrl = (example: string) => z
   .url({ protocol: /^https?$/, ...required(`an http(s) URL such as ${example}`) })
-  .refine(withoutCredentials, 'must not carry a user name or password (user:password@): the library sends its own credentials');
+  .refine(withoutCredentials, 'must not carry a user name or password (user:password@): the library sends its own credentials')
+  // The library appends its paths: after a ?query or #fragment they would land in it, and every call would reach '/'.
+  .refine((value) => !/[?#]/.test(value), `must not carry a query or fragment (?… or #…): the library appends its own paths, e.g. ${example}`);
 // Node fires a longer timer after 1 ms: a time-out would end every call at once, a pause would spin.
 export const positiveMs = z.number(required('a whole number of milliseconds, such as 5000 (not "5s")'))
   .int('must be a whole number of milliseconds')

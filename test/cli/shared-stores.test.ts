@@ -28,6 +28,13 @@ describe('sharedStores', () => {
     }
   });
 
+  it('refuses a REDIS_URL whose password is not valid percent-encoding (CONFIG_INVALID saying how), not "URI malformed"', async () => {
+    const error = await sharedStores({ REDIS_URL: 'redis://:pa%ss@127.0.0.1:1' }).then(() => undefined, (e: unknown) => e as PayError);
+    expect(error?.code).toBe('CONFIG_INVALID');
+    expect(error!.message).toContain('% as %25');
+    expect(error!.message).not.toContain('pa%ss');
+  });
+
   it('reads REDIS_URL and PAYWIDGET_REDIS_PREFIX as the library reads its variables: trimmed, and empty as unset', async () => {
     // Empty: stores in memory, no Redis asked.
     expect((await sharedStores({ REDIS_URL: '' })).stores?.ledger).toBeUndefined();

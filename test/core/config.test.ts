@@ -91,6 +91,11 @@ describe('configuration', () => {
     for (const url of ['https://shop.example.test/rest', 'https://shop.example.test/rest/V1', 'https://shop.example.test/shop/rest/default/V1/']) {
       expect(configError(() => createPay({ env: { ...env, COMMERCE_URL: url, COMMERCE_USERNAME: 'u', COMMERCE_PASSWORD: 'p' } })).message).toContain('COMMERCE_URL) must be the store\'s base URL, without /rest');
     }
+    // A query or fragment: the paths the library appends would land in it, and every call reach '/'.
+    for (const apiUrl of ['https://pay.example.test?version=2', 'https://pay.example.test/?', 'https://pay.example.test#top']) {
+      expect(configError(() => createPay({ env: { ...env, PAY_API_URL: apiUrl } })).message).toContain('PAY_API_URL) must not carry a query or fragment');
+    }
+    expect(configError(() => createPay({ env: { ...env, COMMERCE_URL: 'https://shop.example.test/?store=1', COMMERCE_USERNAME: 'u', COMMERCE_PASSWORD: 'p' } })).message).toContain('COMMERCE_URL) must not carry a query or fragment');
     // A base under a path of its own is fine.
     expect(createPay({ env: { ...env, PAY_API_URL: 'https://example.test/pay', COMMERCE_URL: 'https://example.test/restaurant-shop', COMMERCE_USERNAME: 'u', COMMERCE_PASSWORD: 'p' } }).config.payment?.apiUrl).toBe('https://example.test/pay');
   });

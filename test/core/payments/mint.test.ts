@@ -88,6 +88,13 @@ describe('mintWidgetToken against the sandbox', () => {
     expect(sandbox.faults.list().find((f) => f.id === moved)!.hits).toBe(1);
   });
 
+  it('names a redirect\'s target without the API key a gateway put in its path', async () => {
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 302, headers: { Location: `/gateway/denied/${sandbox.apiKey}` }, body: '', times: 1 });
+    const error = await rejection(payFor().mintWidgetToken({ amount: 500, currency: 'USD', orderId: 'o-302-key' }));
+    expect(error.message).toContain(`redirect (HTTP 302) to ${sandbox.paymentUrl}/gateway/denied/[redacted]`);
+    expect(error.message).not.toContain(sandbox.apiKey);
+  });
+
   it('believes an expires_at only when it is an ISO time a fresh token can have; else 15 minutes from now', async () => {
     const expiryFor = async (expires: string) => {
       sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ widget_token: 'wt_x', expires_at: expires }), times: 1 });
