@@ -58,6 +58,8 @@ export async function processOnce(deps: DedupeDeps, eventId: string, signature: 
   }
   if (evt.state !== 'claimed') return evt.state === 'done' ? 'duplicate' : 'in_progress';
 
+  /** When the last renewal that held the claim was sent, if the work ran long enough to be renewed. */
+  let renewedAt: number | undefined;
   try {
     const running = work();
     // Only a handler still running needs its lease renewed: one that finished at once held it throughout.
@@ -66,24 +68,24 @@ export async function processOnce(deps: DedupeDeps, eventId: string, signature: 
       try {
         await running;
       } finally {
-        renewer.drop(evt.token);
+        renewedAt = renewer.drop(evt.token);
       }
     }
   } catch (error) {
-    await release(deps, eventKey, evt.token, leaseEnds(deps, claimedAt));
+    await release(deps, eventKey, evt.token, leaseEnds(deps, claimedAt, renewedAt));
     throw error;
   }
-  const completed = complete(deps, eventKey, evt.token, leaseEnds(deps, claimedAt));
+  const completed = complete(deps, eventKey, evt.token, leaseEnds(deps, claimedAt, renewedAt));
   if (isPending(completed)) await completed;
   return 'processed';
 }
 
 /**
- * Until when the claim is ours (real time, like a Redis lease): a failed complete or release is retried until
- * then. Renewed every third of a lease while the work ran, it has two thirds of one left at least.
+ * Until when the claim is surely ours (real time, like a Redis lease): a lease from when the claim, or the last
+ * renewal that held it, was sent. A failed complete or release is retried until then.
  */
-function leaseEnds({ leaseMs, renewer }: DedupeDeps, claimedAt: number): number {
-  return renewer.renews ? Math.max(claimedAt + leaseMs, performance.now() + (2 * leaseMs) / 3) : claimedAt + leaseMs;
+function leaseEnds({ leaseMs }: DedupeDeps, claimedAt: number, renewedAt: number | undefined): number {
+  return Math.max(claimedAt, renewedAt ?? claimedAt) + leaseMs;
 }
 
 /** A bind or claim that failed: STORE_UNAVAILABLE (503), so the sender retries. */
@@ -134,6 +136,9 @@ async function release(deps: DedupeDeps, key: string, token: string, leaseEnds: 
   }
 }
 
+/** How long before the lease ends the last background attempt goes out, to land while the claim is still held. */
+const LAST_ATTEMPT_MARGIN_MS = 100;
+
 /**
  * Repeats `attempt` (a compare-and-set on our own token, so harmless if it already happened) with
  * back-off until it succeeds or the lease ends, an attempt that hangs included. `pay.drain()` waits for it.
@@ -142,8 +147,10 @@ function retryInBackground(deps: DedupeDeps, key: string, what: 'complete' | 're
   const givenUp = () => deps.logger.warn({ key }, `webhook claim could not ${what} before its lease ended; it expires with the lease`);
   deps.background.start(async (wait) => {
     for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 2_000)) {
-      if (performance.now() + delayMs >= leaseEnds) return givenUp();
-      await wait(delayMs);
+      // The last attempt goes out just before the lease ends, however long the back-off had grown: a store back by then is not missed.
+      const left = leaseEnds - LAST_ATTEMPT_MARGIN_MS - performance.now();
+      if (left <= 0) return givenUp();
+      await wait(Math.min(delayMs, left));
       const outcome = attempt().then((held) => ({ held }), () => undefined);
       if (await wait(leaseEnds - performance.now(), outcome)) return givenUp();
       const answered = await outcome;

@@ -10,8 +10,8 @@ export const MAX_RENEWED_LEASES = 40;
  * them, and only while some run: a handler that ends within the lease costs a Map entry.
  */
 export class LeaseRenewer {
-  /** Lease token → claimed key and when to stop renewing it (real time), for the running handlers. */
-  readonly #running = new Map<string, { key: string; until: number }>();
+  /** Lease token → claimed key, when to stop renewing it, and when the last renewal that held it was sent (real time). */
+  readonly #running = new Map<string, { key: string; until: number; renewedAt: number | undefined }>();
   readonly #store: ClaimStore;
   readonly #leaseMs: number;
   readonly #logger: Logger;
@@ -30,7 +30,7 @@ export class LeaseRenewer {
 
   hold(key: string, token: string): void {
     if (!this.renews) return;
-    this.#running.set(token, { key, until: performance.now() + (MAX_RENEWED_LEASES - 1) * this.#leaseMs });
+    this.#running.set(token, { key, until: performance.now() + (MAX_RENEWED_LEASES - 1) * this.#leaseMs, renewedAt: undefined });
     if (this.#timer === undefined) {
       // The timer reaches the renewer weakly: once no handler runs, it must not keep a Pay the app dropped
       // (its stores, megabytes of them) alive until its next tick.
@@ -45,8 +45,11 @@ export class LeaseRenewer {
     }
   }
 
-  drop(token: string): void {
+  /** Stops renewing; answers when the last renewal that held the claim was sent, from which its lease runs. */
+  drop(token: string): number | undefined {
+    const renewedAt = this.#running.get(token)?.renewedAt;
     this.#running.delete(token);
+    return renewedAt;
   }
 
   #renewAll(): void {
@@ -56,7 +59,8 @@ export class LeaseRenewer {
       return;
     }
     const now = performance.now();
-    for (const [token, { key, until }] of this.#running) {
+    for (const [token, entry] of this.#running) {
+      const { key, until } = entry;
       if (now > until) {
         this.#running.delete(token);
         this.#logger.warn({ key }, `webhook handler still running after ${MAX_RENEWED_LEASES} leases (webhooks.leaseMs): taken for hung, its claim lapses and the next delivery of the event runs it`);
@@ -65,7 +69,8 @@ export class LeaseRenewer {
       // Through a promise: a store may answer at once, or throw where another rejects.
       Promise.resolve().then(() => this.#store.renew!(key, token, this.#leaseMs)).then(
         (held) => {
-          if (held || !this.#running.delete(token)) return;
+          if (held) return void (entry.renewedAt = now);
+          if (!this.#running.delete(token)) return;
           this.#logger.warn({ key }, 'webhook claim was lost while its handler ran (not renewed in time: the event loop was blocked, or the store unreachable); a duplicate delivery may run beside it');
         },
         (error: unknown) => this.#logger.warn({ err: error, key }, 'could not renew a webhook claim while its handler runs; retrying at the next renewal'),

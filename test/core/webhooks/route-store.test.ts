@@ -188,3 +188,35 @@ describe.each([['answering with promises', false], ['answering at once', true]])
     expect((await post(pay, delivery(paid, { eventId: 'evt_r' }))).status).toBe(500);
   });
 });
+
+describe('POST /webhooks: a completion retried in the background, after the claim was renewed', () => {
+  /** A CountingStore that renews, so the lease renewer keeps the claim of a slow handler. */
+  class RenewingStore extends CountingStore {
+    renew(key: string, token: string, leaseMs: number) {
+      return this.inner.renew!(key, token, leaseMs);
+    }
+  }
+
+  it('keeps trying until the renewed lease ends, so a store back late in it still marks the event done', async () => {
+    const store = new RenewingStore(new MemoryClaimStore());
+    const { pay } = payWithClock({ stores: { claims: store }, webhooks: { leaseMs: 3_000 } });
+    let runs = 0;
+    pay.webhooks.onAny(async () => {
+      if (++runs > 1) return;
+      await sleep(1_100); // renewed once, at a third of the lease: the claim is held until 4 s in
+      store.failing = new Set(['complete']);
+    });
+    const started = performance.now();
+    const d = delivery(paid, { eventId: 'evt_renewed' });
+    expect((await post(pay, d)).status).toBe(200);
+    // Down past the back-off's next step (it would have given up about 2.6 s in), back 3.3 s in, before the lease ends.
+    const back = setTimeout(() => (store.failing = new Set()), 3_300 - (performance.now() - started));
+    try {
+      await pay.drain();
+    } finally {
+      clearTimeout(back);
+    }
+    expect((await post(pay, d)).json).toEqual({ received: true, duplicate: true });
+    expect(runs).toBe(1);
+  });
+});
