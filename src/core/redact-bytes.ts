@@ -7,7 +7,8 @@ const REDACTED = encoder.encode('[redacted]');
  * the API key to the browser the refusal is passed on to. Each character of a secret is recognised as it
  * was sent and as an echo may write it, escapes mixed as encoders mix them: a JSON escape (`\"`, `\/`,
  * `\u002B` in either case: PHP, System.Text.Json and Go each escape other characters), percent-encoding
- * (either case, `+` for a space) and an HTML entity (`&amp;`, `&#43;`, `&#x2b;`).
+ * (either case, `+` for a space) and an HTML entity (`&amp;`, `&lowbar;`, `&#43;`, `&#x2b;`); and escaped twice, as
+ * an echo of an echo writes it (JSON in JSON, a URL encoded again, an entity quoted as HTML).
  * Plain Uint8Array: the core also runs where Buffer does not.
  */
 export function redactBytes(bytes: Uint8Array, secrets: readonly string[]): Uint8Array {
@@ -52,7 +53,7 @@ function redactOne(bytes: Uint8Array, chars: readonly SecretChar[]): Uint8Array 
 
 /**
  * Where the secret written from `at` ends, or -1 when it is not written there. A character may be there both as
- * itself and as the start of an escape (a backslash, in JSON's escape of a backslash): the other reading is tried when one leads nowhere.
+ * itself and as the start of an escape (a backslash, in JSON's escape of a backslash), or escaped once and twice: the other readings are tried when one leads nowhere.
  */
 function matchSecret(bytes: Uint8Array, at: number, chars: readonly SecretChar[], k = 0): number {
   if (k === chars.length) return at;
@@ -61,8 +62,11 @@ function matchSecret(bytes: Uint8Array, at: number, chars: readonly SecretChar[]
     const end = matchSecret(bytes, at + char.utf8.length, chars, k + 1);
     if (end !== -1) return end;
   }
-  const escaped = matchEscaped(bytes, at, char);
-  return escaped === -1 ? -1 : matchSecret(bytes, escaped, chars, k + 1);
+  const once = matchEscaped(bytes, at, char, false);
+  const end = once === -1 ? -1 : matchSecret(bytes, once, chars, k + 1);
+  if (end !== -1) return end;
+  const twice = matchEscaped(bytes, at, char, true);
+  return twice === -1 ? -1 : matchSecret(bytes, twice, chars, k + 1);
 }
 
 const BACKSLASH = 0x5c;
@@ -70,22 +74,63 @@ const PERCENT = 0x25;
 const AMPERSAND = 0x26;
 const PLUS = 0x2b;
 const JSON_SHORT_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
-const NAMED_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+/** HTML's named references for ASCII characters (HTML5 names every punctuation mark: PHP's ENT_HTML5 writes `&lowbar;`). */
+const NAMED_ENTITIES: Record<string, string> = {
+  amp: '&', AMP: '&', lt: '<', LT: '<', gt: '>', GT: '>', quot: '"', QUOT: '"', apos: "'", excl: '!', num: '#', dollar: '$',
+  percnt: '%', lpar: '(', rpar: ')', ast: '*', midast: '*', plus: '+', comma: ',', period: '.', sol: '/', colon: ':',
+  semi: ';', equals: '=', quest: '?', commat: '@', lsqb: '[', lbrack: '[', bsol: '\\', rsqb: ']', rbrack: ']', Hat: '^',
+  lowbar: '_', UnderBar: '_', grave: '`', DiacriticalGrave: '`', lcub: '{', lbrace: '{', verbar: '|', vert: '|',
+  VerticalLine: '|', rcub: '}', rbrace: '}', Tab: '\t', NewLine: '\n',
+};
+/** The longest entity looked for after an '&': `&#x10FFFF;`, or the longest name. */
+const LONGEST_ENTITY = Math.max('#x10FFFF'.length, ...Object.keys(NAMED_ENTITIES).map((name) => name.length)) + 1;
 
-/** Where one character of the secret, escaped in one of the ways above, ends from `i`; -1 when it is not there. */
-function matchEscaped(bytes: Uint8Array, i: number, { text, utf8 }: SecretChar): number {
+/**
+ * Where one character of the secret, escaped in one of the ways above, ends from `i`; -1 when it is not there.
+ * Also escaped twice over, the escape's own lead written escaped, as an echo of an echo writes it: JSON in JSON
+ * (`\\\"`, `\\u002B`), a percent-encoded URL encoded again (`%252F`), an entity in HTML quoted as HTML (`&amp;#43;`).
+ */
+function matchEscaped(bytes: Uint8Array, i: number, { text, utf8 }: SecretChar, twice: boolean): number {
   switch (bytes[i]) {
     case BACKSLASH:
-      return matchJsonEscape(bytes, i, text);
+      if (!twice) return matchJsonEscape(bytes, i, text);
+      return bytes[i + 1] === BACKSLASH ? matchJsonEscapeTwice(bytes, i + 2, text) : -1;
     case PERCENT:
-      return matchPercent(bytes, i, utf8);
+      return matchPercent(bytes, i, utf8, twice ? PERCENT_OF_PERCENT : PERCENT_ONLY);
     case AMPERSAND:
-      return matchEntity(bytes, i, text);
+      if (!twice) return matchEntity(bytes, i, text);
+      return startsWith(bytes, i, AMP_ENTITY) ? matchEntity(bytes, i + AMP_ENTITY.length - 1, text) : -1;
     case PLUS:
-      return text === ' ' ? i + 1 : -1;
+      return text === ' ' && !twice ? i + 1 : -1;
     default:
       return -1;
   }
+}
+
+const PERCENT_ONLY = encoder.encode('%');
+const PERCENT_OF_PERCENT = encoder.encode('%25');
+/** `&amp;` ends in the ';' an entity's '&' is then read from: `&amp;#43;` is `&#43;` quoted as HTML. */
+const AMP_ENTITY = encoder.encode('&amp;');
+
+/**
+ * The rest of a JSON escape written in JSON again, from `i` just past its doubled backslash: `\\u002B` (hex digits
+ * need no escape), or `\\\"` and `\\\\` (the short escape's own character escaped), or `\\n` (not).
+ */
+function matchJsonEscapeTwice(bytes: Uint8Array, i: number, char: string): number {
+  if (bytes[i] === 0x75 /* u */) {
+    for (let unit = 0; unit < char.length; unit++) {
+      if (unit > 0 && !(bytes[i] === BACKSLASH && bytes[i + 1] === BACKSLASH && bytes[i + 2] === 0x75)) return -1;
+      const at = unit > 0 ? i + 2 : i;
+      if (hexValue(bytes, at + 1, 4) !== char.charCodeAt(unit)) return -1;
+      i = at + 5;
+    }
+    return i;
+  }
+  const escaped = bytes[i] === BACKSLASH;
+  const short = String.fromCharCode(bytes[escaped ? i + 1 : i] ?? 0);
+  // Escaped, it must be a character JSON escapes (a quote, a backslash, PHP's slash); else it is written as itself.
+  if (escaped ? !'"\\/'.includes(short) : short === '"' || short === '\\') return -1;
+  return JSON_SHORT_ESCAPES[short] === char ? i + (escaped ? 2 : 1) : -1;
 }
 
 /** `\"`-style or `\uXXXX` escapes (two of them for a character past U+FFFF). */
@@ -100,24 +145,25 @@ function matchJsonEscape(bytes: Uint8Array, i: number, char: string): number {
   return i;
 }
 
-/** Each UTF-8 byte of the character as `%XX`, in either case. */
-function matchPercent(bytes: Uint8Array, i: number, utf8: Uint8Array): number {
+/** Each UTF-8 byte of the character as `%XX`, in either case; with `lead` `%25`, as `%25XX` (encoded twice). */
+function matchPercent(bytes: Uint8Array, i: number, utf8: Uint8Array, lead: Uint8Array): number {
   for (const byte of utf8) {
-    if (bytes[i] !== PERCENT || hexValue(bytes, i + 1, 2) !== byte) return -1;
-    i += 3;
+    if (!startsWith(bytes, i, lead) || hexValue(bytes, i + lead.length, 2) !== byte) return -1;
+    i += lead.length + 2;
   }
   return i;
 }
 
-/** `&amp;`, `&#43;` or `&#x2B;`. */
+
+/** `&amp;`, `&lowbar;`, `&#43;` or `&#x2B;`. */
 function matchEntity(bytes: Uint8Array, i: number, char: string): number {
-  // Looked for within the longest entity that can name a character (`&#x10FFFF;`), never further: a body with
+  // Looked for within the longest entity that can name a character, never further: a body with
   // many '&' and no ';' must not be scanned to its end from each of them.
-  const semicolon = bytes.subarray(i + 1, i + 11).indexOf(0x3b) + i + 1;
+  const semicolon = bytes.subarray(i + 1, i + 1 + LONGEST_ENTITY).indexOf(0x3b) + i + 1;
   if (semicolon === i) return -1;
   const name = String.fromCharCode(...bytes.subarray(i + 1, semicolon));
   const numeric = /^#(?:x([0-9a-f]+)|([0-9]+))$/i.exec(name);
-  const named = NAMED_ENTITIES[name];
+  const named = Object.hasOwn(NAMED_ENTITIES, name) ? NAMED_ENTITIES[name] : undefined;
   const value = numeric ? String.fromCodePoint(Math.min(0x10ffff, numeric[1] ? parseInt(numeric[1], 16) : Number(numeric[2]))) : named;
   return value === char ? semicolon + 1 : -1;
 }

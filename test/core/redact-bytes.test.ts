@@ -31,6 +31,26 @@ describe('redactBytes', () => {
     expect(text(redactBytes(bytes('sk_live_4eC39\\u002Cp7dc/Qx==&<a b>'), [secret]))).toBe('sk_live_4eC39\\u002Cp7dc/Qx==&<a b>');
   });
 
+  it('replaces a secret written with HTML5\'s named references for punctuation (PHP\'s ENT_HTML5)', () => {
+    const secret = 'sk_live_9f8e.7d/6c+5b';
+    const echoed = 'sk&lowbar;live&UnderBar;9f8e&period;7d&sol;6c&plus;5b';
+    expect(text(redactBytes(bytes(`key=${echoed};`), [secret]))).toBe('key=[redacted];');
+  });
+
+  it('replaces a secret escaped twice over, as an echo of an echo writes it: JSON in JSON, a URL encoded again, an entity quoted as HTML', () => {
+    const secret = 'p"w\\d/+x\n😀';
+    const once = JSON.stringify(secret).slice(1, -1);
+    const echoed = [
+      JSON.stringify(once).slice(1, -1), // a gateway's JSON error quoting the JSON request body
+      JSON.stringify(once).slice(1, -1).replace('+', '\\\\u002B').replace('😀', '\\\\uD83D\\\\uDE00'), // the same, System.Text.Json-style \u escapes
+      encodeURIComponent(encodeURIComponent(secret)), // %252F
+      'p&amp;quot;w&amp;#92;d&amp;#x2f;&amp;#43;x&amp;#10;&amp;#128512;', // entities quoted as HTML
+    ];
+    expect(text(redactBytes(bytes(echoed.join('|')), [secret]))).toBe(echoed.map(() => '[redacted]').join('|'));
+    // A quote after a doubled backslash ends a JSON string: it is no echo of one, and stays.
+    expect(text(redactBytes(bytes('p\\\\"x'), ['p"x']))).toBe('p\\\\"x');
+  });
+
   it('returns the same array when no secret occurs, and ignores an empty secret', () => {
     const body = bytes('{"error":"bad"}');
     expect(redactBytes(body, ['sk_live_x', ''])).toBe(body);
