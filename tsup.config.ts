@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { defineConfig } from 'tsup';
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
@@ -29,4 +30,22 @@ export default defineConfig({
   define: { __PAYWIDGET_VERSION__: JSON.stringify(version) },
   // Frameworks are optional peer dependencies: never bundle them.
   external: ['express', 'koa', '@koa/router', 'next', 'ioredis', 'redis'],
+  onSuccess: async () => relativeSourceMaps('dist'),
 });
+
+/**
+ * tsup's CommonJS splitting writes each .cjs.map with the build machine's absolute path of the file itself in
+ * `file` and `sources`: it would ship the publisher's directories, and point map readers at files no install has.
+ * Made relative to the map, as the ESM maps are.
+ */
+function relativeSourceMaps(directory: string): void {
+  for (const entry of readdirSync(directory, { recursive: true, encoding: 'utf8' })) {
+    if (!entry.endsWith('.cjs.map')) continue;
+    const path = join(directory, entry);
+    const map = JSON.parse(readFileSync(path, 'utf8')) as { file?: string; sources: string[] };
+    const local = (source: string) => (isAbsolute(source) ? relative(dirname(path), source) || basename(source) : source);
+    if (map.file !== undefined) map.file = basename(map.file);
+    map.sources = map.sources.map(local);
+    writeFileSync(path, JSON.stringify(map));
+  }
+}

@@ -71,7 +71,7 @@ async function serve(out: Output, stack: DemoStack, used: ReadonlySet<number>): 
     ['widget host', sandbox.widgetUrl],
   ]);
   out.line();
-  out.line(`Test cards (any future expiry, any CVC): ${spaced(sandbox.testCards.succeeds)} succeeds, ${spaced(sandbox.testCards.requires3ds)} asks for`);
+  out.line(`Test cards (any future expiry, any 3-digit CVC): ${spaced(sandbox.testCards.succeeds)} succeeds, ${spaced(sandbox.testCards.requires3ds)} asks for`);
   out.line(`3DS, ${spaced(sandbox.testCards.declines)} is declined. Other orders: ?orderId=<entity_id> of any order with status pending.`);
   out.line('Webhooks the shop receives are printed below.');
   stack.onHandled(({ id, type, payload }) => {

@@ -33,6 +33,21 @@ describe('the built package', () => {
     expect(esm.stdout.trim()).toBe(cjs.stdout.trim());
   });
 
+  it('ships source maps that name no path of the machine it was built on', async () => {
+    const maps = (await readdir(join(root, 'dist'), { recursive: true })).filter((file) => file.endsWith('.map'));
+    expect(maps.filter((file) => file.endsWith('.cjs.map')).length).toBeGreaterThan(5);
+    for (const file of maps) {
+      const map = JSON.parse(await readFile(join(root, 'dist', file), 'utf8')) as { file?: string; sources: string[] };
+      expect([file, [map.file ?? '', ...map.sources].filter((path) => path.startsWith('/'))]).toEqual([file, []]);
+    }
+  });
+
+  it('packs the sandbox reference the paywidget sandbox command points to', async () => {
+    const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, env });
+    const [packed] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>;
+    expect(packed!.files.map((file) => file.path)).toContain('src/sandbox/README.md');
+  });
+
   it('keeps its class names in CommonJS too, where logs and util.inspect show them', async () => {
     // Class fields make esbuild's CommonJS output rename classes (`_class`), which pino would log as the error's type.
     const script = [

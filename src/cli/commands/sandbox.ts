@@ -45,12 +45,12 @@ For your backend's environment (sandbox test credentials; server-side only, neve
   COMMERCE_USERNAME=${sb.commerceUsername}
   COMMERCE_PASSWORD=${sb.commercePassword}
 
-Test cards (any future expiry date, any CVC):
+Test cards (any future expiry date, any 3-digit CVC):
   ${spaced(sb.testCards.succeeds)}  succeeds
   ${spaced(sb.testCards.requires3ds)}  asks for 3DS (pass or fail it on the challenge page)
   ${spaced(sb.testCards.declines)}  is declined
 Saved cards: customerEmail ${sb.testShopper.email}. Pay by bank: give a returnUrl, then approve or decline on the bank page.
-Endpoints and test controls: src/sandbox/README.md in the paywidget-server repository.
+Endpoints and test controls: src/sandbox/README.md in the package (node_modules/paywidget-server).
 `;
 }
 
