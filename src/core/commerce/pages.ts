@@ -45,8 +45,22 @@ export const DEFAULT_PAGE_SIZE = 100;
  */
 const DEFAULT_PREFETCH = 6;
 
-/** One trip through the event loop, so requests just started reach the socket before a long parse. */
-const turn = () => new Promise<void>((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));
+/**
+ * One trip through the event loop, so requests just started reach the socket before a long parse: setImmediate
+ * where it works (setTimeout waits a millisecond at least). The edge runtime defines it as a stub that throws.
+ */
+let immediateWorks = typeof setImmediate === 'function';
+const turn = () => new Promise<void>((resolve) => {
+  if (immediateWorks) {
+    try {
+      setImmediate(resolve);
+      return;
+    } catch {
+      immediateWorks = false;
+    }
+  }
+  setTimeout(resolve, 0);
+});
 
 /**
  * Every matching order, entity_id ascending, read by key instead of by offset: each request asks for
@@ -66,8 +80,22 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
   if (!Number.isSafeInteger(prefetch) || prefetch < 1 || prefetch > 16) {
     throw invalidInput('prefetch', `prefetch must be an integer from 1 to 16 (got ${String(prefetch)}).`);
   }
+  // The caller's signal, linked by hand (the edge runtime has no AbortSignal.any), and unlinked however the run ends.
   const controller = new AbortController();
-  const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
+  const caller = options.signal;
+  const stopWithCaller = () => controller.abort(caller!.reason);
+  if (caller?.aborted) stopWithCaller();
+  else caller?.addEventListener('abort', stopWithCaller, { once: true });
+  try {
+    yield* pagesFrom(source, filter, prefetch, options.pageSize ?? DEFAULT_PAGE_SIZE, controller.signal);
+  } finally {
+    caller?.removeEventListener('abort', stopWithCaller);
+    controller.abort(); // the requests still ahead are not wanted
+  }
+}
+
+/** The pages of a run whose requests all go out under `signal`. */
+async function* pagesFrom(source: SearchSource, filter: NormalizedFilter, prefetch: number, pageSize: number, signal: AbortSignal): AsyncGenerator<OrderPage> {
   const request = (after: number, size: number) => buildSearch({ ...filter, afterEntityId: after }, size, 1);
 
   /** Every match at or below `cursor` has been handed over. */
@@ -98,7 +126,7 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
 
   let answered: Awaited<ReturnType<typeof firstAnswer>>;
   try {
-    answered = await firstAnswer(source, filter, cursor, options.pageSize ?? DEFAULT_PAGE_SIZE, signal);
+    answered = await firstAnswer(source, filter, cursor, pageSize, signal);
   } catch (error) {
     const before = partBefore(error, Infinity);
     if (before) yield before;
@@ -157,63 +185,59 @@ export async function* orderPages(source: SearchSource, filterInput: OrderFilter
     }
   };
 
-  try {
-    for (;;) {
-      fill();
-      if (queue.length === 0) {
-        // Past the horizon with matches still coming (orders created during the run): on from the cursor.
-        nextAfter = cursor;
-        queue.push(send(cursor));
-        nextAfter += span;
-      }
-      const head = queue.shift()!;
-      const raw = await head.raw;
-      fill();
-      await turn(); // the requests just queued reach the socket before this answer is parsed
-      let result: CommerceSearchResult;
-      try {
-        result = source.decodeSearch(head.request, raw);
-      } catch (error) {
-        const before = partBefore(error, queue[0]?.after ?? Infinity);
-        if (before) yield before;
-        throw error;
-      }
-      const complete = holdsTheRest(result);
-      if (!complete) size = sizeAfter(result.items.length);
-      // An answer whose first order lies past the next request's key found no match up to it: a stretch of ids
-      // without one (old and new orders of a status, nothing between). The requests ahead in that stretch would
-      // all answer the same orders, so this answer is taken whole, and the line starts again from its last order.
-      const skipped = !complete && queue.length > 0 && result.items.length > 0 && result.items[0]!.entity_id > queue[0]!.after;
-      const until = complete || skipped ? Infinity : (queue[0]?.after ?? Infinity);
-      const total = handedOver + result.total_count;
-      const items = take(result.items, until);
-      // Measured again on every answer: ids dense on the first page and sparse later (or the reverse)
-      // would otherwise have every request ahead cover a sliver, or overshoot, for the rest of the run.
-      if (!complete) span = spanOf(result.items, head.after);
-      horizon = Math.max(horizon, head.after + Math.ceil(result.total_count / size) * span);
-      if (items.length > 0) yield { items, totalCount: total };
-      if (complete) return;
-      const last = lastOf(result.items);
-      if (skipped) {
-        queue.length = 0; // their answers, some already on the way, are not waited for
-        cursor = last;
-        nextAfter = cursor;
-        horizon = Math.max(horizon, cursor + Math.ceil((result.total_count - result.items.length) / size) * span);
-        continue;
-      }
-      if (last < until) {
-        // More than a page of matches before the next request starts: read the gap first.
-        cursor = last;
-        queue.unshift(send(cursor));
-      } else {
-        cursor = until;
-      }
-      // An answer taken with nothing queued behind it (until = Infinity) can move the cursor past the key
-      // due next; a request from there would hand orders over again, so the next key starts past the cursor.
-      nextAfter = Math.max(nextAfter, cursor + span);
+  for (;;) {
+    fill();
+    if (queue.length === 0) {
+      // Past the horizon with matches still coming (orders created during the run): on from the cursor.
+      nextAfter = cursor;
+      queue.push(send(cursor));
+      nextAfter += span;
     }
-  } finally {
-    controller.abort();
+    const head = queue.shift()!;
+    const raw = await head.raw;
+    fill();
+    await turn(); // the requests just queued reach the socket before this answer is parsed
+    let result: CommerceSearchResult;
+    try {
+      result = source.decodeSearch(head.request, raw);
+    } catch (error) {
+      const before = partBefore(error, queue[0]?.after ?? Infinity);
+      if (before) yield before;
+      throw error;
+    }
+    const complete = holdsTheRest(result);
+    if (!complete) size = sizeAfter(result.items.length);
+    // An answer whose first order lies past the next request's key found no match up to it: a stretch of ids
+    // without one (old and new orders of a status, nothing between). The requests ahead in that stretch would
+    // all answer the same orders, so this answer is taken whole, and the line starts again from its last order.
+    const skipped = !complete && queue.length > 0 && result.items.length > 0 && result.items[0]!.entity_id > queue[0]!.after;
+    const until = complete || skipped ? Infinity : (queue[0]?.after ?? Infinity);
+    const total = handedOver + result.total_count;
+    const items = take(result.items, until);
+    // Measured again on every answer: ids dense on the first page and sparse later (or the reverse)
+    // would otherwise have every request ahead cover a sliver, or overshoot, for the rest of the run.
+    if (!complete) span = spanOf(result.items, head.after);
+    horizon = Math.max(horizon, head.after + Math.ceil(result.total_count / size) * span);
+    if (items.length > 0) yield { items, totalCount: total };
+    if (complete) return;
+    const last = lastOf(result.items);
+    if (skipped) {
+      queue.length = 0; // their answers, some already on the way, are not waited for
+      cursor = last;
+      nextAfter = cursor;
+      horizon = Math.max(horizon, cursor + Math.ceil((result.total_count - result.items.length) / size) * span);
+      continue;
+    }
+    if (last < until) {
+      // More than a page of matches before the next request starts: read the gap first.
+      cursor = last;
+      queue.unshift(send(cursor));
+    } else {
+      cursor = until;
+    }
+    // An answer taken with nothing queued behind it (until = Infinity) can move the cursor past the key
+    // due next; a request from there would hand orders over again, so the next key starts past the cursor.
+    nextAfter = Math.max(nextAfter, cursor + span);
   }
 }
 

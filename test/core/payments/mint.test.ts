@@ -190,11 +190,17 @@ describe('mintWidgetToken against the sandbox', () => {
     expect(error.status).toBe(502);
   });
 
-  it('hides the token from JSON.stringify and util.inspect', async () => {
+  it('hides the token from JSON.stringify, util.inspect and the edge runtime\'s console', async () => {
     const token = await payFor().mintWidgetToken({ amount: 700, currency: 'EUR', orderId: 'o-hide' });
+    expect(token.widgetToken).toMatch(/^wt_/);
     expect(JSON.stringify(token)).not.toContain(token.widgetToken);
-    expect(inspect(token)).not.toContain(token.widgetToken);
+    expect(inspect(token, { showHidden: true, depth: 5 })).not.toContain(token.widgetToken);
     expect(JSON.stringify(token)).toContain('[redacted]');
+    // The edge runtime's console (Next.js edge routes) lists own properties and calls its own hook.
+    const ownValues = Reflect.ownKeys(token).map((key) => String((token as unknown as Record<PropertyKey, unknown>)[key]));
+    expect(ownValues.join(' ')).not.toContain(token.widgetToken);
+    const edgeView = (token as unknown as Record<symbol, () => unknown>)[Symbol.for('edge-runtime.inspect.custom')]!();
+    expect(JSON.stringify(edgeView)).not.toContain(token.widgetToken);
   });
 });
 
