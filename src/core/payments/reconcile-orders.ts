@@ -77,7 +77,7 @@ export interface OrderReconciliationReport {
   createdTo: string;
   /** Orders created in the window. */
   orders: number;
-  /** Orders marked paid with exactly one confirmed payment of the right amount. */
+  /** Orders marked paid with exactly one confirmed payment of the right amount, or with nothing due (a free order). */
   paid: number;
   /** Orders not marked paid and without a confirmed payment (nothing to do). */
   unpaid: number;
@@ -93,6 +93,8 @@ export interface ReconcileOrdersDeps {
   /** The order a ledger entry names, by increment_id or entity_id; undefined when the platform has none. */
   findOrder: (orderId: string) => Promise<CommerceOrder | undefined>;
   logger: Logger;
+  /** The ledger's clock (ms): its entries are stamped with it. */
+  now: () => number;
 }
 
 const DEFAULT_LOOKBEHIND_MS = 24 * 60 * 60_000;
@@ -144,8 +146,8 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
     report.counts[finding.kind] += 1;
     await options.onFinding?.(finding);
   };
-  /** The window's orders, by either id: checked with their payments by the walk. */
-  const ofWindow = new Set<string>();
+  /** The window's orders, by either id: checked with their payments by the walk, and what that check found. */
+  const ofWindow = new Map<string, { entityId: number; result: CheckResult }>();
   /**
    * Orders outside the window, by either id: those created in the look-behind, read by the walk, then those
    * looked up one by one for a payment (undefined: the platform has none). Checked when a payment names them.
@@ -153,15 +155,16 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
   const elsewhere = new Map<string, LookBehindOrder | undefined>();
 
   const walkFrom = new Date(Math.max(0, fromMs - lookbehindMs));
+  const walkStartedAt = deps.now();
   for await (const order of deps.iterate({ createdFrom: walkFrom, createdTo, signal: options.signal })) {
     if (order.created_at < createdFrom) {
       const kept = slim(order, isPaid);
       elsewhere.set(order.increment_id, kept).set(String(order.entity_id), kept);
       continue;
     }
-    ofWindow.add(order.increment_id).add(String(order.entity_id));
     report.orders += 1;
-    await checkOrder(deps.ledger, order, isPaid(order), report, found);
+    const walked = { entityId: order.entity_id, result: await checkOrder(deps.ledger, order, isPaid(order), report, found) };
+    ofWindow.set(order.increment_id, walked).set(String(order.entity_id), walked);
   }
 
   // The confirmed payments of the window: those confirmed (last changed) in it, whenever first seen (a
@@ -177,7 +180,7 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
       if (inWindow(entry.firstSeenAt) || inWindow(entry.updatedAt)) yield entry;
     }
   }
-  /** Orders outside the window already checked, by entity_id: each once. */
+  /** Orders outside the window already checked, and window orders checked again, by entity_id: each once. */
   const checkedElsewhere = new Set<number>();
 
   for await (const entry of confirmedInWindow()) {
@@ -186,7 +189,18 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
     if (listed.has(entry.paymentId)) continue;
     listed.add(entry.paymentId);
     const orderId = entry.orderId;
-    if (orderId !== undefined && ofWindow.has(orderId)) continue;
+    const walked = orderId === undefined ? undefined : ofWindow.get(orderId);
+    if (walked !== undefined) {
+      // Checked by the walk, unless confirmed since the walk began, after its order was checked (a window not yet
+      // over when the run started): checked again, with the order read afresh, and counted by that check instead.
+      if (entry.updatedAt < walkStartedAt || walked.result === 'disagrees' || checkedElsewhere.has(walked.entityId)) continue;
+      checkedElsewhere.add(walked.entityId);
+      const fresh = await deps.findOrder(orderId!);
+      if (fresh === undefined) continue;
+      report[walked.result] -= 1;
+      walked.result = await checkOrder(deps.ledger, fresh, isPaid(fresh), report, found);
+      continue;
+    }
     // A payment confirmed in the window for an order placed before it: the run over the order's own window
     // came too early to see it, so it is checked against its order now (not counted among the window's).
     // One placed before the look-behind (a payment that took longer than lookbehindMs) is looked up.
@@ -227,8 +241,11 @@ function slim(order: CommerceOrder, isPaid: (order: CommerceOrder) => boolean): 
   return { increment_id: order.increment_id, entity_id: order.entity_id, state: order.state, status: order.status, grand_total: order.grand_total, order_currency_code: order.order_currency_code, paid: isPaid(order) };
 }
 
+/** What checking an order found: counted as paid or unpaid, or a disagreement reported. */
+type CheckResult = 'paid' | 'unpaid' | 'disagrees';
+
 /** Checks one order against its ledger entries; `report` counts it among the window's orders (undefined: a look-behind order). */
-async function checkOrder(ledger: Ledger, order: CheckedOrder, paid: boolean, report: OrderReconciliationReport | undefined, found: (f: OrderFinding) => Promise<void>): Promise<void> {
+async function checkOrder(ledger: Ledger, order: CheckedOrder, paid: boolean, report: OrderReconciliationReport | undefined, found: (f: OrderFinding) => Promise<void>): Promise<CheckResult> {
   const confirmed = (await entriesOfOrder(ledger, order)).filter((e) => e.outcome === 'confirmed').sort((a, b) => a.firstSeenAt - b.firstSeenAt);
   const base = { orderId: order.increment_id, entityId: order.entity_id, orderState: order.state, orderStatus: order.status };
   const expected = orderTotal(order);
@@ -237,10 +254,15 @@ async function checkOrder(ledger: Ledger, order: CheckedOrder, paid: boolean, re
   if (confirmed.length === 0) {
     if (!paid) {
       if (report) report.unpaid += 1;
-      return;
+      return 'unpaid';
+    }
+    // Nothing due (a coupon for all of it): paid without a payment, as it should be. No token is ever minted for one.
+    if (expected?.amount === 0) {
+      if (report) report.paid += 1;
+      return 'paid';
     }
     await found({ ...base, kind: 'order_paid_without_payment', ...(expected ? { expected } : {}), message: `Order ${order.increment_id} is marked paid (${order.state}/${order.status}) but no confirmed payment is recorded for it.` });
-    return;
+    return 'disagrees';
   }
   const first = confirmed[0]!;
   if (!paid) {
@@ -272,7 +294,9 @@ async function checkOrder(ledger: Ledger, order: CheckedOrder, paid: boolean, re
     agrees = false;
     await found({ ...about, kind: 'amount_unverified', message: `Payment ${entry.paymentId} is confirmed, but its ${unknown} never reported (not in its webhook, not in its status answer), so it could not be checked against order ${order.increment_id}'s ${expected.amount} ${expected.currency}; check it in the payment service's dashboard.` });
   }
-  if (agrees && report) report.paid += 1;
+  if (!agrees) return 'disagrees';
+  if (report) report.paid += 1;
+  return 'paid';
 }
 
 /** What the ledger never learned of a payment's amount, as a sentence's subject and verb; undefined when it knows both. */

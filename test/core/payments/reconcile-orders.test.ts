@@ -161,6 +161,43 @@ describe('reconcileOrders', () => {
     expect(later.findings).toEqual([]);
   });
 
+  it('checks again an order whose payment was confirmed while the run went on (a window not yet over), reading the order afresh', async () => {
+    const own = payFor(sb);
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // a window of its own second
+    const from = new Date();
+    const awaiting = sb.commerce.addOrder({ state: 'new', status: 'pending' });
+    const pending = sb.payments.create({ status: 'processing', orderId: awaiting.increment_id as string, ...total(awaiting) });
+    await own.payments.reconcile(pending.id, { budgetMs: 0 });
+    sb.commerce.addOrder({ state: 'processing', status: 'processing' }); // marked paid without a payment: a finding, later in the walk
+    let confirmedMidRun = false;
+    const report = await own.reconcileOrders({
+      createdFrom: from,
+      createdTo: new Date(Date.now() + 60_000),
+      onFinding: async () => {
+        if (confirmedMidRun) return;
+        confirmedMidRun = true;
+        // The awaiting order was checked (unpaid) before this: its payment confirms now, as a webhook or a sweep records it.
+        sb.payments.setStatus(pending.id, 'succeeded');
+        expect((await own.payments.reconcile(pending.id, { budgetMs: 0 })).outcome).toBe('confirmed');
+      },
+    });
+    expect(report.findings.map((f) => [f.kind, f.orderId])).toEqual([
+      ['order_paid_without_payment', expect.any(String)],
+      ['payment_confirmed_order_unpaid', awaiting.increment_id],
+    ]);
+    // Counted by the second check, not the first: a disagreement now, no longer an unpaid order.
+    expect([report.orders, report.paid, report.unpaid]).toEqual([2, 0, 0]);
+  });
+
+  it('counts a free order marked paid (nothing due) as paid, not as paid without a payment', async () => {
+    const own = payFor(sb);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const from = new Date();
+    sb.commerce.addOrder({ state: 'complete', status: 'complete', grand_total: 0, base_grand_total: 0, total_due: 0 });
+    const report = await own.reconcileOrders({ createdFrom: from, createdTo: new Date(Date.now() + 60_000) });
+    expect([report.orders, report.paid, report.unpaid, report.findings]).toEqual([1, 1, 0, []]);
+  });
+
   it('reports a payment for an order id no order number can have as for an unknown order, and goes on with the run', async () => {
     const own = payFor(sb);
     // A window of its own, in a later second than the orders of the other tests (windows are whole seconds).
