@@ -29,9 +29,12 @@ describe('commerce sandbox: one order', () => {
   });
 
   it('answers 404 with Magento\'s body for a missing order, and for an unknown route', async () => {
-    for (const path of ['/rest/V1/orders/9999', '/rest/V1/orders/abc', '/rest/V1/orders/0']) {
+    for (const path of ['/rest/V1/orders/9999', '/rest/V1/orders/0']) {
       expect(await read(sb, token, path)).toMatchObject({ status: 404, json: { message: "The entity that was requested doesn't exist. Verify the entity and try again." } });
     }
+    // Magento's TypeProcessor reads the id as an int: anything but a number is a 400, and '42.0' is order 42.
+    expect(await read(sb, token, '/rest/V1/orders/abc')).toMatchObject({ status: 400, json: { message: 'The "%value" value\'s type is invalid. The "%type" type was expected. Verify and try again.', parameters: { value: 'abc', type: 'int' } } });
+    expect(await read(sb, token, '/rest/V1/orders/42.0')).toMatchObject({ status: 200, json: { entity_id: 42 } });
     expect(await read(sb, token, '/rest/V1/customers/1')).toMatchObject({ status: 404, json: { message: 'Request does not match any route.' } });
     expect((await read(sb, token, '/rest/V1/orders/1', 'DELETE')).status).toBe(405);
   });
@@ -150,6 +153,12 @@ describe('commerce sandbox: search criteria', () => {
     const sorted = await search(criteria([], { pageSize: 5, 'sortOrders][0][field': 'grand_total', 'sortOrders][0][direction': 'ASC' }));
     const totals = sorted.items.map((o) => o.grand_total as number);
     expect(totals).toEqual([...totals].sort((a, b) => a - b));
+    // A field some orders lack sorts as MySQL sorts NULL: first going up, last going down.
+    sb.commerce.setOrder(3, { customer_note: 'b' });
+    sb.commerce.setOrder(5, { customer_note: 'a' });
+    const notes = async (direction: string) => (await search(criteria([[['entity_id', '6', 'lt']]], { 'sortOrders][0][field': 'customer_note', 'sortOrders][0][direction': direction }))).items.map((o) => o.entity_id);
+    expect(await notes('ASC')).toEqual([1, 2, 4, 5, 3]);
+    expect(await notes('DESC')).toEqual([3, 5, 1, 2, 4]);
   });
 
   it('echoes only the last of two filters sent with the same indexes', async () => {

@@ -47,7 +47,10 @@ function order(cx: CommerceContext, ctx: RequestContext): Reply {
   checkScope(cx, ctx);
   cx.auth.check(bearerToken(ctx));
   cx.counts.orderReads += 1;
-  const id = /^\d+$/.test(ctx.params.id!) ? Number(ctx.params.id) : Number.NaN;
+  // As Magento's TypeProcessor reads an int parameter: anything numeric ('7.0' is order 7), else a 400 before any lookup.
+  const raw = ctx.params.id!;
+  if (!/^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i.test(raw)) throw new MagentoError(400, MESSAGES.invalidType, { value: raw, type: 'int' });
+  const id = Math.trunc(Number(raw));
   const found = cx.store.get(id);
   if (!found) throw OrderStore.notFound();
   return { status: 200, json: found };

@@ -44,7 +44,7 @@ const text = (value: Nested | string | undefined): string | undefined => (typeof
 function integer(name: string, value: Nested | string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !/^\d+$/.test(value)) {
-    throw new MagentoError(400, 'The "%value" value\'s type is invalid. The "%type" type was expected. Verify and try again.', { value: typeof value === 'string' ? value : name, type: 'int' });
+    throw new MagentoError(400, MESSAGES.invalidType, { value: typeof value === 'string' ? value : name, type: 'int' });
   }
   return Number(value);
 }

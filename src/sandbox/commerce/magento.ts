@@ -35,6 +35,7 @@ export const MESSAGES = {
   /** Magento 2.4.7 names the parameter: `{"parameters": {"max": 300}}`. */
   pageSizeCap: 'Maximum SearchCriteria pageSize is %max',
   noRoute: 'Request does not match any route.',
+  invalidType: 'The "%value" value\'s type is invalid. The "%type" type was expected. Verify and try again.',
 } as const;
 
 export const SALES_RESOURCE = { resources: 'Magento_Sales::actions_view' };

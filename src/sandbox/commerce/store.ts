@@ -196,14 +196,17 @@ export class OrderStore {
         const changed = this.changed.get(id);
         return changed ? changed[field] : this.baseValue(id, field);
       };
-      ids.sort((a, b) => {
-        for (const s of criteriaSort) {
-          const x = value(a, s.field) as string | number;
-          const y = value(b, s.field) as string | number;
-          if (x !== y) return (x < y ? -1 : 1) * (s.direction === 'DESC' ? -1 : 1);
+      // Each order's keys read once: a field outside the typed arrays means generating the order, and a
+      // comparator that did so per comparison kept the sandbox busy for seconds.
+      const keyed = ids.map((id) => ({ id, keys: criteriaSort.map((s) => value(id, s.field)) }));
+      keyed.sort((a, b) => {
+        for (let i = 0; i < criteriaSort.length; i++) {
+          const order = sortOrder(a.keys[i], b.keys[i]);
+          if (order !== 0) return criteriaSort[i]!.direction === 'DESC' ? -order : order;
         }
-        return a - b;
+        return a.id - b.id;
       });
+      for (let i = 0; i < keyed.length; i++) ids[i] = keyed[i]!.id;
     }
     this.cache.unshift({ key, version: this.version, ids });
     this.cache.length = Math.min(this.cache.length, 4);
@@ -232,4 +235,15 @@ function firstAtLeast(ids: readonly number[], value: number): number {
     else high = mid;
   }
   return low;
+}
+
+/** MySQL's order of two values: NULL (absent) first, numbers as numbers, text as text. */
+function sortOrder(x: unknown, y: unknown): number {
+  const xNull = x === undefined || x === null;
+  const yNull = y === undefined || y === null;
+  if (xNull || yNull) return xNull === yNull ? 0 : xNull ? -1 : 1;
+  if (typeof x === 'number' && typeof y === 'number') return x - y;
+  const left = String(x);
+  const right = String(y);
+  return left < right ? -1 : left > right ? 1 : 0;
 }
