@@ -18,6 +18,9 @@ for (const name of ['SIGINT', 'SIGTERM'] as const) {
 main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: controller.signal }).then(
   (code) => {
     process.exitCode = code;
+    // Stopped by a signal, its output written and its stores closed: it leaves now, not once a request still running in the
+    // background answers (an admin login goes on after its callers left, so that a server records its refusal).
+    if (controller.signal.aborted) process.exit(code);
   },
   (error: unknown) => {
     process.stderr.write(`paywidget: ${String(error)}\n`);

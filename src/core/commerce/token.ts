@@ -36,6 +36,8 @@ interface Flight {
   controller: AbortController;
   /** Callers still waiting that can give up (Infinity once one without a signal joined). */
   waiting: number;
+  /** The login was sent: it runs to its end whoever still waits, so that a refusal is recorded (Magento counts it anyway). */
+  sent: boolean;
 }
 
 /**
@@ -60,8 +62,10 @@ export class AdminTokens {
 
   constructor(deps: AdminTokenDeps) {
     this.#deps = deps;
-    const { url, scope, username } = deps.config;
-    this.#key = `paywidget:commerce-admin-token:${url}|${scope}|${username}`;
+    // Per platform and user, not per store scope: Magento counts refused logins per user name, and an admin token
+    // works in every scope, so instances for two store views must share one refusal chain (and one token).
+    const { url, username } = deps.config;
+    this.#key = `paywidget:commerce-admin-token:${url}|${username}`;
     this.#refusalKey = `${this.#key}|login-refused`;
   }
 
@@ -85,7 +89,7 @@ export class AdminTokens {
     return answer.then((token) => (token === rejected ? this.refresh(rejected, signal) : token));
   }
 
-  /** Waits for a token request; `signal` ends this caller's wait, and the request once no caller waits. */
+  /** Waits for a token request; `signal` ends this caller's wait, and a request not yet sent once no caller waits. */
   #wait(flight: Flight, signal: AbortSignal | undefined): Promise<string> {
     if (!signal) {
       flight.waiting = Infinity; // a caller that cannot give up keeps the request going
@@ -93,11 +97,12 @@ export class AdminTokens {
     }
     flight.waiting += 1;
     return new Promise((resolve, reject) => {
-      // The request is shared, so one caller's abort only ends its own wait; the last one's ends the
-      // request too, so that Ctrl-C does not wait for the login (up to the attempt timeout).
+      // The request is shared, so one caller's abort only ends its own wait. The last one's drops a request still
+      // waiting for the shared lock; a login already sent goes on (new callers join it): aborted, Magento would still
+      // count a refusal that no one here recorded, and the next call would send the same password again.
       const leave = () => {
         reject(signal.reason); // as fetch does: the caller's own reason
-        if (--flight.waiting > 0) return;
+        if (--flight.waiting > 0 || flight.sent) return;
         if (this.#inflight === flight) this.#inflight = undefined;
         flight.controller.abort();
       };
@@ -108,7 +113,8 @@ export class AdminTokens {
 
   #start(rejected: string | undefined): Flight {
     const controller = new AbortController();
-    const flight: Flight = { controller, rejected, waiting: 0, promise: this.#refresh(rejected, controller.signal) };
+    const flight: Flight = { controller, rejected, waiting: 0, sent: false, promise: Promise.resolve('') };
+    flight.promise = this.#refresh(rejected, flight);
     flight.promise = flight.promise.finally(() => {
       if (this.#inflight === flight) this.#inflight = undefined;
     });
@@ -116,13 +122,14 @@ export class AdminTokens {
     return flight;
   }
 
-  async #refresh(rejected: string | undefined, signal: AbortSignal): Promise<string> {
+  async #refresh(rejected: string | undefined, flight: Flight): Promise<string> {
+    const { signal } = flight.controller;
     const usable = (token: string | undefined) => (token !== undefined && token !== rejected ? token : undefined);
     const current = usable(await this.#read());
     if (current !== undefined) return current;
     failIfRefused(this.#refusal, this.#now());
     const { store, logger, http } = this.#deps;
-    const fetchAndCache = () => this.#fetchAndCache(rejected, signal);
+    const fetchAndCache = () => this.#fetchAndCache(rejected, flight);
     if (!store.acquireRefreshLock) return fetchAndCache();
 
     // A shared store: the instance that takes the lock logs in, the others wait for its token.
@@ -182,12 +189,13 @@ export class AdminTokens {
     }
   }
 
-  async #fetchAndCache(rejected: string | undefined, signal: AbortSignal): Promise<string> {
+  async #fetchAndCache(rejected: string | undefined, flight: Flight): Promise<string> {
     const dead = rejected !== undefined ? new Secret(rejected) : this.#refusal?.dead;
     await this.#failIfRefusedHereOrElsewhere(dead);
     let token: string;
     try {
-      token = await this.#fetch(signal);
+      flight.sent = true;
+      token = await this.#fetch();
     } catch (error) {
       if (isRememberedRefusal(error)) {
         const at = this.#now();
@@ -233,7 +241,8 @@ export class AdminTokens {
     return (this.#deps.now ?? Date.now)();
   }
 
-  async #fetch(signal: AbortSignal): Promise<string> {
+  /** One login, under its own time-outs only (see Flight.sent). */
+  async #fetch(): Promise<string> {
     const { config, http, logger } = this.#deps;
     const path = `/rest/${encodeURIComponent(config.scope)}/V1/integration/admin/token`;
     const response = await callUpstream({
@@ -243,7 +252,6 @@ export class AdminTokens {
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ username: config.username, password: config.password.reveal() }),
       secrets: [config.password.reveal()],
-      signal,
       // Never retried: a refused login counts towards Magento's lockout.
       policy: { maxRetries: 0 },
     }, http, logger);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryAdminTokenStore } from 'paywidget-server';
+import { eventually } from '../../helpers/eventually.js';
 import type { Sandbox } from 'paywidget-server/sandbox';
 import { AdminTokens } from '../../../src/core/commerce/token.js';
 import { resolveCommerceConfig } from '../../../src/core/config.js';
@@ -314,6 +315,36 @@ describe('admin token', () => {
     await a.orders.get(3);
     await b.orders.get(4);
     expect(sb.commerce.stats().tokenRequests).toBe(2);
+  });
+
+  it('shares a token and a refused login between instances that read other store scopes (Magento counts refusals per user)', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const adminTokens = new MemoryAdminTokenStore();
+    const [views, all] = ['default', 'all'].map((scope) => payFor(sb!, { stores: { adminTokens }, commerce: { scope } }));
+    await views!.orders.get(1);
+    await all!.orders.get(2);
+    expect(sb.commerce.stats().tokenRequests).toBe(1);
+    sb.commerce.setPassword('rotated');
+    sb.commerce.expireTokens();
+    sb.commerce.resetStats();
+    expect((await rejection(views!.orders.get(3))).code).toBe('COMMERCE_AUTH_FAILED');
+    const second = await rejection(all!.orders.get(4));
+    expect(second.message).toContain('Remembered from the login refused');
+    expect(sb.commerce.stats().tokenRequests).toBe(1);
+  });
+
+  it('records a refused login that every caller stopped waiting for: the next call does not send the password again', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const pay = payFor(sb);
+    sb.commerce.setPassword('rotated');
+    sb.commerce.faults.inject({ route: 'POST /rest/default/V1/integration/admin/token', latencyMs: 400 });
+    // The shopper's request goes away while the login runs; Magento counts the refusal all the same.
+    await expect(pay.orders.get(1, { signal: AbortSignal.timeout(100) })).rejects.toMatchObject({ name: 'TimeoutError' });
+    await eventually(() => sb!.commerce.stats().tokenRequests === 1 || undefined, 3_000, 'the login to reach the platform');
+    await new Promise((resolve) => setTimeout(resolve, 600)); // its refusal has come back by now
+    const next = await rejection(pay.orders.get(1));
+    expect(next.message).toContain('Remembered from the login refused');
+    expect(sb.commerce.stats().tokenRequests).toBe(1);
   });
 
   it('shares a refused login through the store: after a password rotation, one login for the whole fleet', async () => {
