@@ -120,6 +120,13 @@ ${scriptTag}
   async function start() {
     show('', 'loading');
     retry.hidden = true;
+    // The script did not load or run (its integrity no longer matches, a CSP without frame-src and script-src for the
+    // widget host, a network error): say so, before a token is minted for a widget that cannot use it.
+    if (typeof PayWidget === 'undefined') {
+      show('The payment widget could not be loaded. Please try again in a moment.', 'error');
+      retry.hidden = false;
+      return;
+    }
     let widgetToken;
     try {
       widgetToken = await fetchWidgetToken(checkout.orderId);

@@ -22,7 +22,9 @@ export const orders = new Map<string, Order>([
 /**
  * `resolveCheckout` for the examples: `{ orderId }` in the body → what that order owes. Refused while the
  * payment ledger (`pay.payments`) holds a payment for the order that is confirmed or may still confirm
- * (a bank payment the shopper left pending): a reload of the page must not let them pay twice.
+ * (a bank payment the shopper left pending): a reload of the page must not let them pay twice. The ledger knows
+ * what a webhook or a status poll told it: a bank payment still pending in another window, which the page has not
+ * reported yet (POST /payments/:id/reconcile), is not known, and a reload there can pay a second time.
  */
 export async function checkoutFor(body: unknown, payments: { byOrder(orderId: string): Promise<LedgerEntry[]> }): Promise<MintInput> {
   const orderId = String((body as { orderId?: unknown } | null)?.orderId ?? '');

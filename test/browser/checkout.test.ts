@@ -137,6 +137,19 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
     await expect(cspViolations()).resolves.toEqual([]);
   });
 
+  it('says so, and mints nothing, when the widget script does not load (a network error, an integrity that no longer matches)', async () => {
+    await page.route('**/widget/v1/paywidget.js', (route) => route.abort());
+    const mints: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/pay/widget-token')) mints.push(request.url());
+    });
+    await page.goto(`${appUrl}/checkout?orderId=${freshOrder('1001')}`);
+    await outcome('error').waitFor();
+    expect(await page.locator('#outcome').textContent()).toContain('The payment widget could not be loaded');
+    expect(await page.locator('#retry').isVisible()).toBe(true);
+    expect(mints).toEqual([]);
+  });
+
   it('pays with the succeeding card: success screen, continue to shop, webhook verified by the backend', async () => {
     const order = freshOrder('1001');
     const frame = await openCheckout(`orderId=${order}`);
