@@ -1,10 +1,9 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { MemoryAdminTokenStore, type AdminTokenStore } from '../core/stores/admin-token-store.js';
+import { REFUSAL_KEY_SUFFIX } from '../core/commerce/login-refusal.js';
 import { replaceFile } from './replace-file.js';
 
-/** The suffix the admin-token client gives the key of a refused login (see core/commerce/token.ts). */
-const REFUSAL_SUFFIX = '|login-refused';
 
 /**
  * The admin-token store of a CLI run without Redis. A run is one process, so a refused login kept in
@@ -18,13 +17,13 @@ export class LoginRefusalFile implements AdminTokenStore {
   constructor(readonly path: string) {}
 
   async get(key: string): Promise<string | undefined> {
-    if (!key.endsWith(REFUSAL_SUFFIX)) return this.#tokens.get(key);
+    if (!key.endsWith(REFUSAL_KEY_SUFFIX)) return this.#tokens.get(key);
     const entry = (await this.#read())[key];
     return entry !== undefined && Date.now() < entry.expiresAt ? entry.value : undefined;
   }
 
   async set(key: string, value: string, ttlMs: number): Promise<void> {
-    if (!key.endsWith(REFUSAL_SUFFIX)) return this.#tokens.set(key, value, ttlMs);
+    if (!key.endsWith(REFUSAL_KEY_SUFFIX)) return this.#tokens.set(key, value, ttlMs);
     const now = Date.now();
     // Expired entries go as the file is rewritten, so it holds one line per platform and user at most.
     const kept = Object.entries(await this.#read()).filter(([k, entry]) => k !== key && now < entry.expiresAt);

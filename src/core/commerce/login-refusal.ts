@@ -1,6 +1,9 @@
 import type { Secret } from '../secret.js';
 import { CommerceError } from './errors.js';
 
+/** What the admin-token client appends to its token key for the remembered refusal (the CLI's file store reads it too). */
+export const REFUSAL_KEY_SUFFIX = '|login-refused';
+
 /**
  * How long a refused login (wrong credentials, 2FA) is remembered, by how many were refused in a row:
  * calls meanwhile fail at once. After a password rotation every order call would otherwise log in
@@ -40,7 +43,7 @@ export function failIfRefused(refusal: Refusal | undefined, now: number): void {
   const until = at + loginRefusalCooldownMs(count);
   if (now >= until) return;
   const iso = (ms: number) => new Date(ms).toISOString();
-  throw new CommerceError(error.code, `${error.message} (Remembered from the login refused at ${iso(at)}: no new login is tried before ${iso(until)}, since each refused login counts towards Magento's lockout.)`, {
+  throw new CommerceError(error.code, `${error.message} (Remembered from the login refused at ${iso(at)}: no new login is tried before ${iso(until)}, since each refused login counts towards Magento's lockout. Corrected the credentials since? Clear the remembered refusal to log in at once: in Redis, delete the key ending in '${REFUSAL_KEY_SUFFIX}' under the stores' prefix; for the CLI without Redis, login-refusals.json in PAYWIDGET_STATE_DIR (by default ~/.local/state/paywidget).)`, {
     upstreamStatus: error.upstreamStatus, body: error.body, cause: error,
   });
 }

@@ -7,7 +7,7 @@ import type { AdminTokenStore } from '../stores/admin-token-store.js';
 import type { Logger } from '../types.js';
 import { cutText } from '../well-formed.js';
 import { CommerceError, commerceFailure, commerceJson, describeMagentoError, MAX_PLATFORM_TEXT, parameterText, readMagentoError, type MagentoErrorBody } from './errors.js';
-import { decodeRefusal, encodeRefusal, failIfRefused, isRememberedRefusal, NO_REFUSAL, sharedRefusalTtlMs, type Refusal } from './login-refusal.js';
+import { decodeRefusal, encodeRefusal, failIfRefused, isRememberedRefusal, NO_REFUSAL, REFUSAL_KEY_SUFFIX, sharedRefusalTtlMs, type Refusal } from './login-refusal.js';
 
 export interface AdminTokenDeps {
   config: CommerceConfig;
@@ -66,7 +66,7 @@ export class AdminTokens {
     // works in every scope, so instances for two store views must share one refusal chain (and one token).
     const { url, username } = deps.config;
     this.#key = `paywidget:commerce-admin-token:${url}|${username}`;
-    this.#refusalKey = `${this.#key}|login-refused`;
+    this.#refusalKey = `${this.#key}${REFUSAL_KEY_SUFFIX}`;
   }
 
   /** A cached token, or a fresh one; `signal` stops the wait for a login. */
