@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFile, link, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, link, lstat, mkdir, mkdtemp, open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -362,6 +362,22 @@ describe('paywidget CLI', () => {
     const failed = await run(['orders', 'sync', '--checkpoint', checkpoint], { env: { ...env(), COMMERCE_PASSWORD: 'wrong' } });
     expect(failed.code).toBe(1);
     await expect(readFile(`${checkpoint}.lock`, 'utf8')).rejects.toThrow(/ENOENT/);
+  });
+
+  it('orders sync takes a checkpoint named through a link as the file it names: one lock, and the link kept', async () => {
+    const real = join(dir, 'linked.checkpoint.json');
+    const viaLink = join(dir, 'link-to.checkpoint.json');
+    await writeFile(real, '{}\n');
+    await symlink(real, viaLink);
+    const release = await lockCheckpointFile(real); // a run in progress under the file's own name
+    const refused = await run(['orders', 'sync', '--checkpoint', viaLink, '--out', join(dir, 'linked-a.ndjson')]);
+    expect(refused.code).toBe(75);
+    await release();
+    const ran = await run(['orders', 'sync', '--checkpoint', viaLink, '--out', join(dir, 'linked-b.ndjson')]);
+    expect(ran.code).toBe(0);
+    // Saved through the link into the file: the link is still one, and both names hold the position.
+    expect((await lstat(viaLink)).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(await readFile(real, 'utf8'))).toHaveProperty('orders-sync');
   });
 
   it('refuses to resume a checkpoint file with other filters, naming the file (exit 2)', async () => {

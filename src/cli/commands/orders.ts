@@ -1,5 +1,5 @@
-import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { realpath, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { createOrders, type Orders } from '../../core/commerce/index.js';
 import { ENTITY_ID_TEXT, ZERO_PADDED } from '../../core/commerce/orders.js';
 import { requireCommerce, resolveCommerceConfig } from '../../core/config.js';
@@ -119,6 +119,9 @@ ${ENVIRONMENT}`,
       if (values[name]?.trim() === '') throw new UsageError(`--${name} needs a file name.`, path);
     }
 
+    // A link and the file it names are one checkpoint: one lock, and saves that replace the file, not the link.
+    if (values.checkpoint !== undefined) values.checkpoint = await realPath(values.checkpoint);
+
     if (values.out !== undefined && values.checkpoint !== undefined) {
       for (const [taken, what] of [[values.checkpoint, 'the checkpoint file'], [`${values.checkpoint}.lock`, 'the checkpoint\'s lock']] as const) {
         if (await sameFile(values.out, taken)) throw new UsageError(`--out names ${what}: the orders would be written over the saved position. Give --out a file of its own.`, path);
@@ -133,6 +136,11 @@ ${ENVIRONMENT}`,
     }
   },
 };
+
+/** The path with its links resolved: of the file when it is there, else of its directory (where it will be). */
+async function realPath(file: string): Promise<string> {
+  return realpath(file).catch(async () => join(await realpath(dirname(resolve(file))).catch(() => dirname(resolve(file))), basename(file)));
+}
 
 /** Whether two names are one file: the same path, or (both there) the same inode, through a link. */
 async function sameFile(a: string, b: string): Promise<boolean> {
