@@ -2,7 +2,7 @@ import { listenForAbort } from './abort-listeners.js';
 import { variableAndOption, type HttpPolicy } from './config.js';
 import { PayError, UpstreamError } from './errors.js';
 import { jsonSyntaxCause } from './json-syntax-cause.js';
-import { redactBytes } from './redact-bytes.js';
+import { redactBytes, redactText } from './redact-bytes.js';
 import { parseRetryAfter } from './retry-after.js';
 import { sleep } from './sleep.js';
 import { BodyDecodingError } from './transport/decompress.js';
@@ -119,14 +119,6 @@ function redactRefusal(response: UpstreamResponse, secrets: readonly string[] | 
   return body === response.body ? response : { ...response, body };
 }
 
-/** Text with the call's secrets redacted, written as they were or escaped. */
-function redactedText(text: string, secrets: readonly string[] | undefined): string {
-  if (secrets === undefined) return text;
-  const bytes = new TextEncoder().encode(text);
-  const redacted = redactBytes(bytes, secrets);
-  return redacted === bytes ? text : textDecoder.decode(redacted);
-}
-
 /** One attempt; its time-out covers the body too, so a body that trickles or hangs times out. */
 async function attemptOnce(call: UpstreamCall, timeoutMs: number, transport: Transport): Promise<UpstreamResponse> {
   // A timer of our own, not AbortSignal.any([signal, AbortSignal.timeout()]): on Node 20 the combined signal
@@ -209,7 +201,7 @@ function redirected(call: UpstreamCall, where: string, response: UpstreamRespons
   try {
     // Origin and path only: a query may carry a token, and so may a path (a gateway's /denied/<api key>), which is redacted.
     const url = location ? new URL(location, call.url) : undefined;
-    if (url) target = `${url.origin}${redactedText(url.pathname, call.secrets)}`;
+    if (url) target = `${url.origin}${redactText(url.pathname, call.secrets ?? [])}`;
   } catch {
     target = 'an unreadable Location';
   }

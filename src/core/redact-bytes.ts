@@ -19,6 +19,14 @@ export function redactBytes(bytes: Uint8Array, secrets: readonly string[]): Uint
   return out;
 }
 
+/** The same for text: the text itself when no secret occurs in it. */
+export function redactText(text: string, secrets: readonly string[]): string {
+  if (secrets.length === 0) return text;
+  const bytes = encoder.encode(text);
+  const redacted = redactBytes(bytes, secrets);
+  return redacted === bytes ? text : new TextDecoder().decode(redacted);
+}
+
 /** One character of a secret, with its UTF-8 bytes (encoded once, not at every position tried). */
 interface SecretChar {
   text: string;
