@@ -75,7 +75,7 @@ export function resolvePaymentsOptions(options: PaymentsOptions = {}): PaymentsP
   return {
     classify: (status) => {
       if (typeof status !== 'string') return 'unresolved';
-      const s = status.trim().toLowerCase();
+      const s = status.toLowerCase(); // trimmed where statuses are read (the status answer, the ledger's record)
       return confirmed.has(s) ? 'confirmed' : failed.has(s) ? 'failed' : 'unresolved';
     },
     statusAuth,
