@@ -2,7 +2,7 @@ import { invalidInput, toPayError } from '../errors.js';
 import type { LedgerEntry, LedgerSource } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { Ledger } from './ledger.js';
-import type { LearnedHere, ReconcileOptions, ReconcileResult } from './reconcile.js';
+import { checkBudgetMs, type LearnedHere, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
 
 /** Options of `pay.payments.reconcilePending()`, the sweep of unresolved payments. */
 export interface ReconcilePendingOptions {
@@ -87,8 +87,7 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
   if (!Number.isFinite(olderThanMs) || olderThanMs < 0) throw invalidInput('olderThanMs', `olderThanMs must be a number of milliseconds, 0 or more (got ${String(olderThanMs)}).`);
   if (!Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > 64) throw invalidInput('concurrency', `concurrency must be an integer from 1 to 64 (got ${String(concurrency)}).`);
   // Else every payment's poll would fail on it alone, and the sweep would report itself complete.
-  const { budgetMs = 0 } = options;
-  if (!Number.isFinite(budgetMs) || budgetMs < 0) throw invalidInput('budgetMs', `budgetMs must be a number of milliseconds, 0 or more (got ${String(budgetMs)}).`);
+  const budgetMs = checkBudgetMs(options.budgetMs ?? 0);
   // Checked before any poll: failing on the first change would lose it (the ledger holds it, no later sweep reports it).
   if (options.onChange !== undefined && typeof options.onChange !== 'function') throw invalidInput('onChange', 'onChange must be a function (change) => unknown, called with each change the sweep finds.');
 

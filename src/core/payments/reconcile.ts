@@ -95,6 +95,12 @@ function isPermanent(error: unknown): boolean {
   return ['INVALID_INPUT', 'CONFIG_MISSING', 'CONFIG_INVALID', 'PAYMENT_NOT_FOUND', 'STORE_UNAVAILABLE'].includes(error.code);
 }
 
+/** A poll budget as given, or INVALID_INPUT: a number of milliseconds, 0 or more. */
+export function checkBudgetMs(budgetMs: number): number {
+  if (!Number.isFinite(budgetMs) || budgetMs < 0) throw invalidInput('budgetMs', `budgetMs must be a number of milliseconds, 0 or more (got ${String(budgetMs)}).`);
+  return budgetMs;
+}
+
 /**
  * Polls the status endpoint with back-off and jitter until the payment reaches a terminal status or
  * the budget runs out, recording every answer in the ledger. A confirmation already in the ledger
@@ -106,10 +112,7 @@ function isPermanent(error: unknown): boolean {
 export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: string, options: ReconcileOptions = {}, learned: LearnedHere = {}): Promise<ReconcileResult> {
   const paymentId = checkPaymentId(paymentIdInput);
   const clientToken = toClientToken(options.clientToken);
-  const budgetMs = options.budgetMs ?? deps.pollBudgetMs;
-  if (!Number.isFinite(budgetMs) || budgetMs < 0) {
-    throw invalidInput('budgetMs', `budgetMs must be a number of milliseconds, 0 or more (got ${String(budgetMs)}).`);
-  }
+  const budgetMs = checkBudgetMs(options.budgetMs ?? deps.pollBudgetMs);
   // Confirmed is final. Failed is asked once more: a confirmation outranks it (a bank payment approved
   // after it was canceled), and the webhook that would have said so may have been lost.
   const known = await deps.ledger.get(paymentId);
