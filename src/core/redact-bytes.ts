@@ -101,13 +101,11 @@ const LONGEST_ENTITY = Math.max('#x10FFFF'.length, ...Object.keys(NAMED_ENTITIES
 function matchEscaped(bytes: Uint8Array, i: number, { text, utf8 }: SecretChar, twice: boolean): number {
   switch (bytes[i]) {
     case BACKSLASH:
-      if (!twice) return matchJsonEscape(bytes, i, text);
-      return bytes[i + 1] === BACKSLASH ? matchJsonEscapeTwice(bytes, i + 2, text) : -1;
+      return matchJsonEscape(bytes, i, text, twice);
     case PERCENT:
       return matchPercent(bytes, i, utf8, twice ? PERCENT_OF_PERCENT : PERCENT_ONLY);
     case AMPERSAND:
-      if (!twice) return matchEntity(bytes, i, text);
-      return startsWith(bytes, i, AMP_ENTITY) ? matchEntity(bytes, i + AMP_ENTITY.length - 1, text) : -1;
+      return matchEntity(bytes, i, text, twice ? AMP_ENTITY : AMPERSAND_ONLY);
     case PLUS:
       return text === ' ' && !twice ? i + 1 : -1;
     default:
@@ -115,42 +113,39 @@ function matchEscaped(bytes: Uint8Array, i: number, { text, utf8 }: SecretChar, 
   }
 }
 
+/** What each escape begins with, and begins with written once more in its own kind (JSON in JSON, a URL encoded again, HTML quoted as HTML). */
+const BACKSLASH_ONLY = encoder.encode('\\');
+const BACKSLASH_TWICE = encoder.encode('\\\\');
 const PERCENT_ONLY = encoder.encode('%');
 const PERCENT_OF_PERCENT = encoder.encode('%25');
-/** `&amp;` ends in the ';' an entity's '&' is then read from: `&amp;#43;` is `&#43;` quoted as HTML. */
+const AMPERSAND_ONLY = encoder.encode('&');
 const AMP_ENTITY = encoder.encode('&amp;');
+const U = 0x75;
 
 /**
- * The rest of a JSON escape written in JSON again, from `i` just past its doubled backslash: `\\u002B` (hex digits
- * need no escape), or `\\\"` and `\\\\` (the short escape's own character escaped), or `\\n` (not).
+ * `\"`-style or `\uXXXX` escapes (two of them for a character past U+FFFF). Written in JSON again (`twice`), each
+ * begins with a doubled backslash, and a short escape's own character is escaped where JSON escapes it: `\\\"`,
+ * `\\\\`, PHP's `\\\/`, but `\\n`.
  */
-function matchJsonEscapeTwice(bytes: Uint8Array, i: number, char: string): number {
-  if (bytes[i] === 0x75 /* u */) {
+function matchJsonEscape(bytes: Uint8Array, i: number, char: string, twice: boolean): number {
+  const lead = twice ? BACKSLASH_TWICE : BACKSLASH_ONLY;
+  if (!startsWith(bytes, i, lead)) return -1;
+  if (bytes[i + lead.length] === U) {
     for (let unit = 0; unit < char.length; unit++) {
-      if (unit > 0 && !(bytes[i] === BACKSLASH && bytes[i + 1] === BACKSLASH && bytes[i + 2] === 0x75)) return -1;
-      const at = unit > 0 ? i + 2 : i;
-      if (hexValue(bytes, at + 1, 4) !== char.charCodeAt(unit)) return -1;
-      i = at + 5;
+      if (!startsWith(bytes, i, lead) || bytes[i + lead.length] !== U || hexValue(bytes, i + lead.length + 1, 4) !== char.charCodeAt(unit)) return -1;
+      i += lead.length + 5;
     }
     return i;
   }
-  const escaped = bytes[i] === BACKSLASH;
-  const short = String.fromCharCode(bytes[escaped ? i + 1 : i] ?? 0);
-  // Escaped, it must be a character JSON escapes (a quote, a backslash, PHP's slash); else it is written as itself.
-  if (escaped ? !'"\\/'.includes(short) : short === '"' || short === '\\') return -1;
-  return JSON_SHORT_ESCAPES[short] === char ? i + (escaped ? 2 : 1) : -1;
-}
-
-/** `\"`-style or `\uXXXX` escapes (two of them for a character past U+FFFF). */
-function matchJsonEscape(bytes: Uint8Array, i: number, char: string): number {
-  const short = JSON_SHORT_ESCAPES[String.fromCharCode(bytes[i + 1] ?? 0)];
-  if (short !== undefined) return short === char ? i + 2 : -1;
-  for (let unit = 0; unit < char.length; unit++) {
-    if (bytes[i] !== BACKSLASH || bytes[i + 1] !== 0x75 /* u */) return -1;
-    if (hexValue(bytes, i + 2, 4) !== char.charCodeAt(unit)) return -1;
-    i += 6;
+  let at = i + lead.length;
+  let short = String.fromCharCode(bytes[at] ?? 0);
+  if (twice && short === '\\') {
+    short = String.fromCharCode(bytes[++at] ?? 0);
+    if (!'"\\/'.includes(short)) return -1;
+  } else if (twice && short === '"') {
+    return -1; // a quote after a doubled backslash ends the string
   }
-  return i;
+  return JSON_SHORT_ESCAPES[short] === char ? at + 1 : -1;
 }
 
 /** Each UTF-8 byte of the character as `%XX`, in either case; with `lead` `%25`, as `%25XX` (encoded twice). */
@@ -162,14 +157,15 @@ function matchPercent(bytes: Uint8Array, i: number, utf8: Uint8Array, lead: Uint
   return i;
 }
 
-
-/** `&amp;`, `&lowbar;`, `&#43;` or `&#x2B;`. */
-function matchEntity(bytes: Uint8Array, i: number, char: string): number {
+/** `&amp;`, `&lowbar;`, `&#43;` or `&#x2B;`, its '&' written as `lead` (`&amp;` when quoted as HTML again). */
+function matchEntity(bytes: Uint8Array, i: number, char: string, lead: Uint8Array): number {
+  if (!startsWith(bytes, i, lead)) return -1;
+  const start = i + lead.length;
   // Looked for within the longest entity that can name a character, never further: a body with
   // many '&' and no ';' must not be scanned to its end from each of them.
-  const semicolon = bytes.subarray(i + 1, i + 1 + LONGEST_ENTITY).indexOf(0x3b) + i + 1;
-  if (semicolon === i) return -1;
-  const name = String.fromCharCode(...bytes.subarray(i + 1, semicolon));
+  const semicolon = bytes.subarray(start, start + LONGEST_ENTITY).indexOf(0x3b) + start;
+  if (semicolon === start - 1) return -1;
+  const name = String.fromCharCode(...bytes.subarray(start, semicolon));
   const numeric = /^#(?:x([0-9a-f]+)|([0-9]+))$/i.exec(name);
   const named = Object.hasOwn(NAMED_ENTITIES, name) ? NAMED_ENTITIES[name] : undefined;
   const value = numeric ? String.fromCodePoint(Math.min(0x10ffff, numeric[1] ? parseInt(numeric[1], 16) : Number(numeric[2]))) : named;
