@@ -1,7 +1,7 @@
 import { PayError, type PayErrorOptions } from '../errors.js';
 import { jsonSyntaxCause } from '../json-syntax-cause.js';
 import { HAND_OVER_UNREAD, readsNodeStreams, STREAM_READ_FIX } from '../request-body.js';
-import type { Framework } from '../types.js';
+import type { Framework, PayRequest } from '../types.js';
 import type { WebhookEvent } from './dispatch.js';
 
 /** Each way a delivery can fail verification; all answer 400 except BODY_TOO_LARGE (413). */
@@ -111,6 +111,13 @@ export function signatureMismatch(secretCount: number): WebhookVerificationError
     `The webhook signature matches none of the ${secretCount} configured signing secret(s). Check that payment.webhookSecret (PAY_WEBHOOK_SECRET) is the signing secret from the merchant settings, and that the body is passed exactly as received: not parsed and re-serialized, not re-encoded, not trimmed.`,
     { details: { secrets: secretCount } },
   );
+}
+
+/** WEBHOOK_BODY_NOT_RAW for a request that reached the webhook route without its raw bytes, saying how it lost them. */
+export function bodyNotRawFor({ parsedBody, bodyUsed, framework }: Pick<PayRequest, 'parsedBody' | 'bodyUsed' | 'framework'>): WebhookVerificationError {
+  if (parsedBody !== undefined) return bodyNotRaw('already parsed by a body parser (request.parsedBody is set, request.rawBody is not)', framework);
+  if (bodyUsed === true) return bodyNotRaw('already read, its bytes kept nowhere (request.bodyUsed is set, request.rawBody is not)', framework, true);
+  return bodyNotRaw('without its raw bytes (request.rawBody is undefined)', framework);
 }
 
 export function bodyNotRaw(what: string, framework?: Framework, streamRead = false): WebhookVerificationError {

@@ -6,7 +6,7 @@ import type { Route } from '../router.js';
 import type { Logger, PayRequest, PayResponse } from '../types.js';
 import { processOnce, type DedupeDeps } from './dedupe.js';
 import type { Dispatcher } from './dispatch.js';
-import { bodyNotRaw, WebhookHandlerError, WebhookVerificationError } from './errors.js';
+import { bodyNotRawFor, WebhookHandlerError, WebhookVerificationError } from './errors.js';
 import type { VerifiedWebhook, VerifyInput } from './verify.js';
 
 export interface WebhookRouteDeps {
@@ -35,11 +35,7 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
     path: '/webhooks',
     async handler(request) {
       if (request.rawBody === undefined) {
-        const error = request.parsedBody !== undefined
-          ? bodyNotRaw('already parsed by a body parser (request.parsedBody is set, request.rawBody is not)', request.framework)
-          : request.bodyUsed === true
-            ? bodyNotRaw('already read, its bytes kept nowhere (request.bodyUsed is set, request.rawBody is not)', request.framework, true)
-            : bodyNotRaw('without its raw bytes (request.rawBody is undefined)', request.framework);
+        const error = bodyNotRawFor(request);
         // The app's setup, not the delivery: an error, logged here once (the router would log a 5xx again).
         logger.error({ code: error.code, reason: error.message, eventId: claimedEventId(request.headers) }, 'webhook refused: the body reached paywidget-server already parsed or read; every delivery fails (500, so the sender retries) until the app is fixed');
         throw loggedWhereItArose(error);
