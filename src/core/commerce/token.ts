@@ -113,9 +113,9 @@ export class AdminTokens {
 
   #start(rejected: string | undefined): Flight {
     const controller = new AbortController();
-    const flight: Flight = { controller, rejected, waiting: 0, sent: false, promise: Promise.resolve('') };
-    flight.promise = this.#refresh(rejected, flight);
-    flight.promise = flight.promise.finally(() => {
+    // #refresh marks the flight sent, so it gets the flight before the flight gets its promise.
+    const flight = { controller, rejected, waiting: 0, sent: false } as Flight;
+    flight.promise = this.#refresh(rejected, flight).finally(() => {
       if (this.#inflight === flight) this.#inflight = undefined;
     });
     this.#inflight = flight;
