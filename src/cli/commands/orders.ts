@@ -139,7 +139,11 @@ ${ENVIRONMENT}`,
 
 /** The path with its links resolved: of the file when it is there, else of its directory (where it will be). */
 async function realPath(file: string): Promise<string> {
-  return realpath(file).catch(async () => join(await realpath(dirname(resolve(file))).catch(() => dirname(resolve(file))), basename(file)));
+  const path = resolve(file);
+  const real = await realpath(path).catch(() => undefined);
+  if (real !== undefined) return real;
+  const directory = await realpath(dirname(path)).catch(() => dirname(path));
+  return join(directory, basename(path));
 }
 
 /** Whether two names are one file: the same path, or (both there) the same inode, through a link. */
