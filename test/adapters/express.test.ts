@@ -6,6 +6,7 @@ import { createPay } from 'paywidget-server';
 import { payMiddleware } from 'paywidget-server/express';
 import { describeAdapter } from './behaviour.js';
 import { listen } from './listen.js';
+import { offlinePay, payRecordingCheckouts } from './offline-pay.js';
 
 function appWith(setup: (app: express.Express) => void) {
   const app = express();
@@ -16,10 +17,6 @@ function appWith(setup: (app: express.Express) => void) {
   return listen(createServer(app), '/pay');
 }
 
-/** A Pay whose payment service is nowhere: for what the adapter does before any upstream call. */
-function offlinePay() {
-  return createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
-}
 
 /** A body logger: reads every request's stream, keeps no bytes, calls next() once it ended. */
 function readAndKeepNothing(req: express.Request, _res: express.Response, next: express.NextFunction): void {
@@ -212,11 +209,7 @@ describe('payMiddleware reading the body itself', () => {
 
 describe('payMiddleware after middleware that read an empty body', () => {
   it('takes it as the empty body it was: nothing was lost', async () => {
-    const seen: unknown[] = [];
-    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' }, http: { maxRetries: 0 }, resolveCheckout: ({ body }) => {
-      seen.push(body);
-      return { amount: 100, currency: 'EUR', orderId: 'o-1' };
-    } });
+    const { pay, seen } = payRecordingCheckouts();
     const app = await appWith((a) => {
       a.use(readAndKeepNothing);
       a.use('/pay', payMiddleware(pay));

@@ -4,10 +4,11 @@ import { getRouteMatcher } from 'next/dist/shared/lib/router/utils/route-matcher
 import { getRouteRegex } from 'next/dist/shared/lib/router/utils/route-regex.js';
 import getRawBody from 'raw-body';
 import { describe, expect, it, vi } from 'vitest';
-import { createPay, type Pay } from 'paywidget-server';
+import type { Pay } from 'paywidget-server';
 import { createPagesHandler, createRouteHandlers } from 'paywidget-server/next';
 import { describeAdapter, type MountedApp } from './behaviour.js';
 import { listen } from './listen.js';
+import { offlinePay, payRecordingCheckouts } from './offline-pay.js';
 
 /** Next's own matcher for `api/pay/[...path]`: it hands the segments over decoded, as a route's params. */
 const matchCatchAll = getRouteMatcher(getRouteRegex('/api/pay/[...path]'));
@@ -100,7 +101,7 @@ describeAdapter({
 
 describe('Next App Router: a body read before the handler', () => {
   it('answers the webhook 500 WEBHOOK_BODY_NOT_RAW naming the App Router fix, instead of failing on the used body', async () => {
-    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+    const pay = offlinePay();
     const { POST } = createRouteHandlers(pay);
     const request = new Request('http://shop.test/api/pay/webhooks', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"payment.succeeded"}' });
     await request.json(); // what a wrapper around the route handler might do
@@ -114,7 +115,7 @@ describe('Next App Router: a body read before the handler', () => {
 
   it('answers a JSON route 400 saying the body was read first, instead of minting from an empty body', async () => {
     const seen: unknown[] = [];
-    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' }, resolveCheckout: ({ body }) => void seen.push(body) as never });
+    const pay = offlinePay({ resolveCheckout: ({ body }) => void seen.push(body) as never });
     const { POST } = createRouteHandlers(pay);
     const request = new Request('http://shop.test/api/pay/widget-token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"orderId":"o-42"}' });
     await request.json();
@@ -126,7 +127,7 @@ describe('Next App Router: a body read before the handler', () => {
   });
 
   it('answers 400 INVALID_INPUT when the body breaks off (the client went away), not 500 "see the server log"', async () => {
-    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+    const pay = offlinePay();
     const { POST } = createRouteHandlers(pay);
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -145,7 +146,7 @@ describe('Next App Router: a body read before the handler', () => {
 describe('Next App Router: a handler called without its route context', () => {
   it('answers a JSON 500 CONFIG_INVALID saying to pass the context, instead of rejecting with a TypeError on params', async () => {
     let resolved = 0;
-    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' }, resolveCheckout: () => (resolved++, { amount: 100, currency: 'EUR', orderId: 'o' }) });
+    const pay = offlinePay({ resolveCheckout: () => (resolved++, { amount: 100, currency: 'EUR', orderId: 'o' }) });
     const handlers = createRouteHandlers(pay);
     // The common wrapper that forgets Next's second argument.
     const POST = async (request: Request) => handlers.POST(request, undefined as never);
@@ -166,7 +167,7 @@ describe('Next App Router: a handler called without its route context', () => {
 
 describe('Next: createRouteHandlers exported from a Pages Router API route by mistake', () => {
   it('fails, so Next answers 500 and logs the fix, instead of returning a Response the Pages Router never sends', async () => {
-    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+    const pay = offlinePay();
     const { POST } = createRouteHandlers(pay);
     const page = { default: POST as unknown as Parameters<typeof apiResolver>[3]['default'], config: { api: { bodyParser: false } } };
     const server = createServer((req, res) => {
@@ -188,11 +189,7 @@ describe('Next: createRouteHandlers exported from a Pages Router API route by mi
 
 describe('Next Pages Router with its body parser on', () => {
   it('hands a JSON body sent as text/plain (a fetch() without headers) to resolveCheckout parsed, not as a string', async () => {
-    const seen: unknown[] = [];
-    const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' }, http: { maxRetries: 0 }, resolveCheckout: ({ body }) => {
-      seen.push(body);
-      return { amount: 100, currency: 'EUR', orderId: 'o-42' };
-    } });
+    const { pay, seen } = payRecordingCheckouts();
     const app = await pagesRouter(pay, true);
     try {
       await app.send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'text/plain;charset=UTF-8' }, body: '{"orderId":"o-42"}' });
@@ -208,7 +205,7 @@ describe.each([
   ['Pages Router', (pay: Pay) => pagesRouter(pay, false)],
 ] as const)('Next %s: OPTIONS', (_name, mount) => {
   it('answers 204 with Allow on one of its paths (there is no next() to leave it to), and 404 elsewhere', async () => {
-    const app = await mount(createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } }));
+    const app = await mount(offlinePay());
     try {
       const ours = await app.send({ method: 'OPTIONS', path: '/payments/pay_1' });
       expect([ours.status, ours.headers.get('allow'), ours.text]).toEqual([204, 'GET, HEAD, OPTIONS', '']);
@@ -240,7 +237,7 @@ describe.each([
     }
   }],
 ] as const)('Next %s: a 404 outside its routes', (factory, send) => {
-  const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+  const pay = offlinePay();
   const errorOf = async (response: Response) => ((await response.json()) as { error: { code: string; message: string } }).error;
 
   it('under a catch-all named otherwise ([...slug]), names that segment and the option, instead of a bare "no route at /"', async () => {
@@ -269,7 +266,7 @@ describe.each([
   ['App Router', appRouter],
   ['Pages Router', (pay: Pay) => pagesRouter(pay, false)],
 ] as const)('Next %s: encoded path segments', (_name, mount) => {
-  const pay = createPay({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' } });
+  const pay = offlinePay();
 
   it('passes pay_a%2541 to the route as pay_a%41 (decoding it again would give pay_aA), and %2F as a slash in the id', async () => {
     const app = await mount(pay);
