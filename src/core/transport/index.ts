@@ -35,6 +35,6 @@ export type Transport = (request: OutgoingRequest, signal: AbortSignal) => Promi
 export function selectTransport(globals?: NodeGlobals): Transport {
   const getBuiltin = builtinModuleLoader(globals);
   if (!getBuiltin) return fetchTransport;
-  const modules = { http: getBuiltin('node:http'), https: getBuiltin('node:https'), zlib: getBuiltin('node:zlib') } as Partial<NodeHttpModules>;
-  return modules.http && modules.https && modules.zlib ? nodeTransport(modules as NodeHttpModules) : fetchTransport;
+  const modules = { http: getBuiltin('node:http'), https: getBuiltin('node:https'), zlib: getBuiltin('node:zlib'), stream: getBuiltin('node:stream') } as Partial<NodeHttpModules>;
+  return modules.http && modules.https && modules.zlib && modules.stream ? nodeTransport(modules as NodeHttpModules) : fetchTransport;
 }

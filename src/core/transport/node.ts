@@ -8,15 +8,16 @@ import { ResponseCutError } from './response-cut.js';
 export interface NodeHttpModules {
   http: Pick<typeof import('node:http'), 'request'>;
   https: Pick<typeof import('node:https'), 'request'>;
-  zlib: Pick<typeof import('node:zlib'), 'createGunzip' | 'createInflate' | 'createBrotliDecompress' | 'constants'>;
+  zlib: Pick<typeof import('node:zlib'), 'createGunzip' | 'createInflate' | 'createInflateRaw' | 'createBrotliDecompress' | 'constants'>;
+  stream: Pick<typeof import('node:stream'), 'Transform'>;
 }
 
 /**
  * node:http(s) on the global keep-alive agents. Like fetch, it asks for compressed answers and
  * decompresses them, trims header values, and rejects with the signal's reason when it aborts.
  */
-export function nodeTransport({ http, https, zlib }: NodeHttpModules): Transport {
-  const decodersFor = createDecoders(zlib);
+export function nodeTransport({ http, https, zlib, stream }: NodeHttpModules): Transport {
+  const decodersFor = createDecoders(zlib, stream.Transform);
 
   return (request, signal) => new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);

@@ -2,6 +2,7 @@ import { EventEmitter, once } from 'node:events';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { createRequire } from 'node:module';
+import * as stream from 'node:stream';
 import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectTransport, type Transport, type UpstreamResponse } from '../../../src/core/transport/index.js';
@@ -67,6 +68,11 @@ beforeAll(async () => {
         case '/compressed/deflate':
         case '/compressed/br':
           return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding }).end(COMPRESS[encoding]!(BIG_BODY));
+        case '/compressed/deflate-raw':
+          // Raw deflate (no zlib header) under `deflate`, as some servers send it.
+          return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'deflate' }).end(zlib.deflateRawSync(BIG_BODY));
+        case '/compressed/deflate-empty':
+          return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'deflate' }).end();
         case '/stacked':
           // `gzip, br`: gzip was applied first, then br over it.
           return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip, br' }).end(zlib.brotliCompressSync(GZIPPED));
@@ -78,6 +84,8 @@ beforeAll(async () => {
         case '/coding/__proto__':
         case '/coding/toString':
           return res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': url.pathname.slice('/coding/'.length) }).end('bytes as sent');
+        case '/corrupt-deflate':
+          return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'deflate' }).end(Buffer.from([0xff, 0xff, 0xff, 0xff]));
         case '/corrupt':
           return res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end('this is not gzip');
         case '/past-limit':
@@ -133,7 +141,7 @@ const get = (path: string) => ({ method: 'GET', url: `${base}${path}` });
 const sameBytes = (body: Uint8Array, expected: Buffer) => expect(Buffer.from(body).equals(expected), `${body.byteLength} bytes vs ${expected.length}`).toBe(true);
 const text = (res: UpstreamResponse) => Buffer.from(res.body).toString('utf8');
 const rejection = (promise: Promise<unknown>) => promise.then(() => expect.unreachable('resolved'), (error: unknown) => error as Error & { code?: string; cause?: { code?: string; name?: string; cause?: { code?: string } } });
-const node = nodeTransport({ http, https, zlib });
+const node = nodeTransport({ http, https, zlib, stream });
 
 describe.each([
   ['fetch', fetchTransport],
@@ -225,6 +233,18 @@ describe.each([
     sameBytes(res.body, BIG_BODY);
   });
 
+  it('decompresses raw deflate sent as deflate (no zlib header), as fetch does', async () => {
+    const res = await transport(get('/compressed/deflate-raw'), signal());
+    expect(res.status).toBe(200);
+    sameBytes(res.body, BIG_BODY);
+  });
+
+  it('answers an empty deflate body as empty', async () => {
+    const res = await transport(get('/compressed/deflate-empty'), signal());
+    expect(res.status).toBe(200);
+    expect(res.body.byteLength).toBe(0);
+  });
+
   it('undoes stacked codings, the last applied first (gzip, br: br over gzip)', async () => {
     const res = await transport(get('/stacked'), signal());
     sameBytes(res.body, BIG_BODY);
@@ -313,6 +333,13 @@ describe('node:http transport: a body that does not decompress', () => {
     expect((error as unknown as BodyDecodingError).encoding).toBe('gzip');
     expect(error.cause?.code).toBe('Z_DATA_ERROR');
   });
+
+  it('rejects a deflate body that is neither zlib-wrapped nor raw deflate the same way', async () => {
+    const error = await rejection(node(get('/corrupt-deflate'), AbortSignal.timeout(5_000)));
+    expect(error).toBeInstanceOf(BodyDecodingError);
+    expect((error as unknown as BodyDecodingError).encoding).toBe('deflate');
+    expect(error.cause?.code).toBe('Z_DATA_ERROR');
+  });
 });
 
 describe('selectTransport', () => {
@@ -344,7 +371,7 @@ describe('selectTransport', () => {
     const asked: string[] = [];
     const transport = selectTransport({ process: { getBuiltinModule: (id) => (asked.push(id), require(id)) } });
     expect(transport).not.toBe(fetchTransport);
-    expect(asked.sort()).toEqual(['node:http', 'node:https', 'node:zlib']);
+    expect(asked.sort()).toEqual(['node:http', 'node:https', 'node:stream', 'node:zlib']);
     const res = await transport(get('/json'), AbortSignal.timeout(5_000));
     sameBytes(res.body, JSON_BODY);
   });
