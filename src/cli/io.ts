@@ -100,6 +100,11 @@ export function write(stream: Writable, text: string): Promise<void> {
   });
 }
 
+/** A warning on stderr that does not stop the command (a closed stderr loses it, and nothing else). */
+export function warnOn(io: CliIo): (message: string) => void {
+  return (message) => void io.stderr.write(`paywidget: warning: ${message}\n`, () => {});
+}
+
 /**
  * Writes a command's answer, whose exit code says what it found: a reader that went away after the first
  * lines (`| head`) must not turn "disagreements found" (3) into success, so a broken pipe is not an error here.

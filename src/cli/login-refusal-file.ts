@@ -4,17 +4,23 @@ import { MemoryAdminTokenStore, type AdminTokenStore } from '../core/stores/admi
 import { REFUSAL_KEY_SUFFIX } from '../core/commerce/login-refusal.js';
 import { replaceFile } from './replace-file.js';
 
-
 /**
  * The admin-token store of a CLI run without Redis. A run is one process, so a refused login kept in
  * memory would be forgotten at exit, and a cron job would try the wrong password once a run until
  * Magento locks the account (for the merchant's servers too). The refusals go to a file, kept across
  * runs; the token itself stays in memory, never on disk.
+ *
+ * A file it cannot read or write is said through `warn` (the CLI's stderr, once a run): the core only
+ * logs a store's failure, and the CLI's logger is silent, so a cron job would lose the refusals unheard.
  */
 export class LoginRefusalFile implements AdminTokenStore {
   readonly #tokens = new MemoryAdminTokenStore();
+  readonly #warn: (message: string) => void;
+  #warned = false;
 
-  constructor(readonly path: string) {}
+  constructor(readonly path: string, warn: (message: string) => void = () => {}) {
+    this.#warn = warn;
+  }
 
   async get(key: string): Promise<string | undefined> {
     if (!key.endsWith(REFUSAL_KEY_SUFFIX)) return this.#tokens.get(key);
@@ -28,17 +34,23 @@ export class LoginRefusalFile implements AdminTokenStore {
     // Expired entries go as the file is rewritten, so it holds one line per platform and user at most.
     const kept = Object.entries(await this.#read()).filter(([k, entry]) => k !== key && now < entry.expiresAt);
     const all = Object.fromEntries([...kept, [key, { value, expiresAt: now + Math.max(1, ttlMs) }]]);
-    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-    await replaceFile(this.path, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
+    try {
+      await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+      await replaceFile(this.path, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
+    } catch (error) {
+      this.#warnOnce(`could not keep the refused admin login in ${this.path} (${describe(error)}), so the next run will try the same credentials again, and each refused login counts towards Magento's lockout. Set PAYWIDGET_STATE_DIR to a directory this user can write.`);
+      throw error;
+    }
   }
 
-  /** A missing or unreadable file holds no refusal (the run then logs in, as without the file). */
+  /** A missing or unreadable file holds no refusal (the run then logs in, as without the file; unreadable, it says so). */
   async #read(): Promise<Record<string, { value: string; expiresAt: number }>> {
     let text: string;
     try {
       text = await readFile(this.path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      this.#warnOnce(`could not read the refused admin logins kept in ${this.path} (${describe(error)}), so this run logs in without knowing of an earlier refusal, and a wrong password counts again towards Magento's lockout. Set PAYWIDGET_STATE_DIR to a directory this user can read and write.`);
       throw error;
     }
     try {
@@ -50,6 +62,18 @@ export class LoginRefusalFile implements AdminTokenStore {
       return {};
     }
   }
+
+  #warnOnce(message: string): void {
+    if (this.#warned) return;
+    this.#warned = true;
+    this.#warn(message);
+  }
+}
+
+/** An fs error as `EACCES on open`: its code and call, without the path the message already names. */
+function describe(error: unknown): string {
+  const { code, syscall } = error as NodeJS.ErrnoException;
+  return code !== undefined ? `${code}${syscall ? ` on ${syscall}` : ''}` : String(error);
 }
 
 /**

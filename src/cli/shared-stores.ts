@@ -7,14 +7,14 @@ import { LoginRefusalFile, stateDirectory } from './login-refusal-file.js';
  * The stores a CLI run shares with the merchant's servers: in Redis when REDIS_URL is set (the ledger
  * they record webhooks and polls in, the commerce admin token), otherwise in memory, empty, for this
  * run only, except refused admin logins, kept in a file across runs (see LoginRefusalFile).
- * ioredis is an optional peer dependency, loaded only then.
+ * ioredis is an optional peer dependency, loaded only then. `warn` hears of a refusal file it cannot read or write.
  */
-export async function sharedStores(env: Record<string, string | undefined>): Promise<{ stores: StoreOptions | undefined; close(): Promise<void> }> {
+export async function sharedStores(env: Record<string, string | undefined>, warn: (message: string) => void = () => {}): Promise<{ stores: StoreOptions | undefined; close(): Promise<void> }> {
   // As the library reads its variables: an empty one is unset, and a value copied with a newline keeps none.
   const url = env.REDIS_URL?.trim();
   if (!url) {
     const directory = stateDirectory(env);
-    return { stores: directory === undefined ? undefined : { adminTokens: new LoginRefusalFile(join(directory, 'login-refusals.json')) }, close: async () => {} };
+    return { stores: directory === undefined ? undefined : { adminTokens: new LoginRefusalFile(join(directory, 'login-refusals.json'), warn) }, close: async () => {} };
   }
   const address = redisAddress(url);
   const [{ Redis }, { redisStores }] = await Promise.all([importIoredis(), import('../stores/redis/index.js')]);

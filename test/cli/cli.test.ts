@@ -223,6 +223,33 @@ describe('paywidget CLI', () => {
     await expect(readFile(join(other, 'login-refusals.json'), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('says on stderr when it cannot keep a refused login (an unwritable state directory), since the next run would try it again', async () => {
+    const state = join(dir, 'state-unwritable');
+    const file = join(state, 'login-refusals.json');
+    // The file's replacement cannot be written (a directory in its place), the file itself can be read (it is absent).
+    await mkdir(`${file}.${process.pid}.tmp`, { recursive: true });
+    const wrong = { ...env(), COMMERCE_PASSWORD: 'wrong-after-rotation', PAYWIDGET_STATE_DIR: state };
+    try {
+      const result = await run(['orders', 'get', '1'], { env: wrong });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`paywidget: warning: could not keep the refused admin login in ${file} (EISDIR on open), so the next run will try the same credentials again`);
+      expect(result.stderr).toContain('Set PAYWIDGET_STATE_DIR to a directory this user can write.');
+      expect(result.stderr).toMatch(/\[COMMERCE_AUTH_FAILED\]\n$/);
+      expect(result.stderr).not.toContain('wrong-after-rotation');
+    } finally {
+      await rm(`${file}.${process.pid}.tmp`, { recursive: true });
+    }
+  });
+
+  it('says on stderr when it cannot read the refused logins it keeps, and still runs with good credentials', async () => {
+    const state = join(dir, 'state-unreadable');
+    await mkdir(join(state, 'login-refusals.json'), { recursive: true }); // a directory where the file should be
+    const result = await run(['orders', 'get', '1'], { env: { ...env(), PAYWIDGET_STATE_DIR: state } });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ entity_id: 1 });
+    expect(result.stderr).toBe(`paywidget: warning: could not read the refused admin logins kept in ${join(state, 'login-refusals.json')} (EISDIR on read), so this run logs in without knowing of an earlier refusal, and a wrong password counts again towards Magento's lockout. Set PAYWIDGET_STATE_DIR to a directory this user can read and write.\n`);
+  });
+
   it('orders sync writes NDJSON to stdout, filtered', async () => {
     const from = sb.commerce.order(100)!.created_at as string;
     const result = await run(['orders', 'sync', '--status', 'pending', '--status', 'complete', '--from', from, '--to', '2030-01-01', '--page-size', '40']);

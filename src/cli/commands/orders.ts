@@ -9,7 +9,7 @@ import { silentLogger } from '../../core/logger.js';
 import { checkWindow, parseCliDate } from '../dates.js';
 import { lockCheckpointFile } from '../checkpoint-lock.js';
 import { FileCheckpointStore } from '../file-checkpoint-store.js';
-import { commandGroup, EXIT, ExitError, parse, UsageError, wholeNumber, write, type CliIo, type Command, printHelp } from '../io.js';
+import { commandGroup, EXIT, ExitError, parse, UsageError, wholeNumber, write, type CliIo, type Command, printHelp, warnOn } from '../io.js';
 import { drained, output, syncToDisk } from '../ndjson-output.js';
 import { ProgressBar } from '../progress.js';
 import { sharedStores } from '../shared-stores.js';
@@ -34,7 +34,7 @@ export const SYNC_CHECKPOINT = 'orders-sync';
 async function withOrders<T>(io: CliIo, checkpoints: CheckpointStore | undefined, use: (orders: Orders) => Promise<T>): Promise<T> {
   const config = resolveCommerceConfig({ env: io.env });
   const commerce = requireCommerce(config);
-  const shared = await sharedStores(io.env);
+  const shared = await sharedStores(io.env, warnOn(io));
   try {
     return await use(createOrders(commerce, { http: config.http, logger: silentLogger, stores: { checkpoints, adminTokens: shared.stores?.adminTokens } }));
   } finally {

@@ -6,7 +6,7 @@ import type { PruneLedgerReport } from '../../core/payments/prune-ledger.js';
 import { forTheShell } from '../for-the-shell.js';
 import { sharedStores } from '../shared-stores.js';
 import { silentLogger } from '../../core/logger.js';
-import { commandGroup, EXIT, parse, UsageError, wholeNumber, write, writeVerdict, type Command, printHelp } from '../io.js';
+import { commandGroup, EXIT, parse, UsageError, wholeNumber, write, writeVerdict, type Command, printHelp, warnOn } from '../io.js';
 import { formatPairs } from '../table.js';
 
 export const PAYMENT_ENVIRONMENT = `Environment:
@@ -69,7 +69,7 @@ ${PAYMENT_ENVIRONMENT}`,
     if (!isPaymentId(positionals[0]!)) throw new UsageError(`'${positionals[0]!.slice(0, 40)}' is not a payment_id: 1 to 200 characters without spaces or slashes.`, path);
     const budgetMs = wholeNumber(path, 'budget', values.budget, 'a whole number of milliseconds, 0 or more');
     // With REDIS_URL, what it learns goes into the ledger the servers keep (and a verdict there is the answer).
-    const shared = await sharedStores(io.env);
+    const shared = await sharedStores(io.env, warnOn(io));
     let result: ReconcileResult;
     try {
       const pay = createPay({ env: io.env, logger: silentLogger, payments: { statusAuth: 'merchant' }, stores: shared.stores });
@@ -118,7 +118,7 @@ Environment:
     const days = wholeNumber(path, 'older-than', values['older-than'], 'a whole number of days, 1 or more', 1, 36_500);
     if (days === undefined) throw new UsageError('--older-than DAYS is required.', path);
     if (!io.env.REDIS_URL?.trim()) throw new UsageError('REDIS_URL is not set: the ledger to prune is the one your servers keep in Redis (a CLI run alone has none).', path);
-    const shared = await sharedStores(io.env);
+    const shared = await sharedStores(io.env, warnOn(io));
     let report: PruneLedgerReport;
     try {
       const pay = createPay({ env: {}, logger: silentLogger, stores: shared.stores });

@@ -1,7 +1,7 @@
 import { createPay } from '../../core/pay.js';
 import type { OrderFinding, OrderReconciliationReport } from '../../core/payments/reconcile-orders.js';
 import { checkWindow, parseCliDate } from '../dates.js';
-import { EXIT, parse, UsageError, writeVerdict, type Command, printHelp } from '../io.js';
+import { EXIT, parse, UsageError, writeVerdict, type Command, printHelp, warnOn } from '../io.js';
 import { formatTable } from '../table.js';
 import { silentLogger } from '../../core/logger.js';
 import { sharedStores } from '../shared-stores.js';
@@ -70,7 +70,7 @@ Environment: COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD (see 'paywidget 
     if (hours !== undefined && (!/^[0-9]+(\.[0-9]+)?$/.test(values['lookbehind-hours']!) || !Number.isSafeInteger(Math.round(hours * 3_600_000)))) {
       throw new UsageError('--lookbehind-hours must be a number of hours, 0 or more (and less than a million years).', path);
     }
-    const shared = await sharedStores(io.env);
+    const shared = await sharedStores(io.env, warnOn(io));
     let report: OrderReconciliationReport;
     try {
       const pay = createPay({ env: io.env, logger: silentLogger, stores: shared.stores });
