@@ -211,6 +211,48 @@ describe('commerce sandbox: search criteria', () => {
     expect(ids(await search(criteria([[['entity_id', '20', 'almost']]])))).toEqual([20]);
   });
 
+  it('compares text case-insensitively, as Magento\'s utf8_general_ci columns do, and sorts it so', async () => {
+    const byStatus = (s: string) => all().filter((o) => o.status === s).map((o) => o.entity_id);
+    expect(ids(await search(criteria([[['status', 'Pending', 'eq']]])))).toEqual(byStatus('pending'));
+    expect(ids(await search(criteria([[['status', 'PENDING,Complete', 'in']]])))).toEqual([...byStatus('pending'), ...byStatus('complete')].sort((a, b) => a - b));
+    expect(ids(await search(criteria([[['status', 'Pending', 'neq']]])))).toEqual(all().filter((o) => o.status !== 'pending').map((o) => o.entity_id));
+    sb.commerce.setOrder(8, { customer_note: 'b' });
+    sb.commerce.setOrder(9, { customer_note: 'A' });
+    sb.commerce.setOrder(10, { customer_note: 'C' });
+    const notes = await search(criteria([[['entity_id', '8', 'gteq']], [['entity_id', '10', 'lteq']]], { 'sortOrders][0][field': 'customer_note', 'sortOrders][0][direction': 'ASC' }));
+    expect(ids(notes)).toEqual([9, 8, 10]);
+  });
+
+  it('reads seq and sneq as eq and neq, or with an empty value as IS NULL and IS NOT NULL (Magento\'s strict conditions)', async () => {
+    const guests = all().filter((o) => o.customer_id === undefined).map((o) => o.entity_id);
+    expect(ids(await search(criteria([[['status', 'complete', 'seq']]])))).toEqual(all().filter((o) => o.status === 'complete').map((o) => o.entity_id));
+    expect(ids(await search(criteria([[['status', 'complete', 'sneq']]])))).toEqual(all().filter((o) => o.status !== 'complete').map((o) => o.entity_id));
+    expect(ids(await search(criteria([[['customer_id', '', 'seq']]])))).toEqual(guests);
+    expect(ids(await search(criteria([[['customer_id', '', 'sneq']]])))).toEqual(all().map((o) => o.entity_id).filter((id) => !guests.includes(id)));
+    expect(ids(await search(criteria([[['entity_id', '20', 'seq']]])))).toEqual([20]);
+  });
+
+  it('matches finset and nfinset against a field\'s comma-separated items (MySQL\'s FIND_IN_SET)', async () => {
+    sb.commerce.setOrder(11, { customer_note: 'gift,Express,fragile' });
+    sb.commerce.setOrder(12, { customer_note: 'express delivery' });
+    const noted = [[['customer_note', '', 'notnull']]] as [string, string, string][][];
+    expect(ids(await search(criteria([...noted, [['customer_note', 'express', 'finset']]])))).toEqual([11]);
+    expect(ids(await search(criteria([...noted, [['customer_note', 'gift,express', 'finset']]])))).toEqual([]); // a value with a comma is in no set
+    const others = ids(await search(criteria([...noted, [['customer_note', 'express', 'nfinset']]])));
+    expect(others).toContain(12);
+    expect(others).not.toContain(11);
+  });
+
+  it('matches regexp case-insensitively, and answers a pattern that does not compile with Magento\'s 500', async () => {
+    const email = sb.commerce.order(7)!.customer_email as string;
+    const local = email.split('@')[0]!.toUpperCase().replace('.', '\\.');
+    expect(ids(await search(criteria([[['customer_email', `^${local}@`, 'regexp']]])))).toEqual([7]);
+    expect(ids(await search(criteria([[['increment_id', '^0+1[0-2]$', 'regexp']]])))).toEqual([10, 11, 12]);
+    const broken = await read(sb, token, `/rest/V1/orders?${criteria([[['status', '(unclosed', 'regexp']]])}`);
+    expect(broken.status).toBe(500);
+    expect((broken.json as { message: string }).message).toMatch(/^Internal Error\. Details are available in Magento log file\. Report ID: webapi-[0-9a-f]+$/);
+  });
+
   it('matches an absent or null field with null, and any other with notnull, the value ignored (IS NULL / IS NOT NULL)', async () => {
     const guests = all().filter((o) => o.customer_id === undefined || o.customer_id === null).map((o) => o.entity_id);
     expect(guests.length).toBeGreaterThan(0);

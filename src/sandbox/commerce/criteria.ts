@@ -14,7 +14,7 @@ export interface Criteria {
   currentPage: number | undefined;
 }
 
-export const CONDITIONS = new Set(['eq', 'neq', 'gt', 'gteq', 'lt', 'lteq', 'from', 'to', 'in', 'nin', 'like', 'nlike', 'null', 'notnull']);
+export const CONDITIONS = new Set(['eq', 'neq', 'gt', 'gteq', 'lt', 'lteq', 'from', 'to', 'in', 'nin', 'like', 'nlike', 'null', 'notnull', 'finset', 'nfinset', 'regexp', 'seq', 'sneq']);
 
 type Nested = { [key: string]: Nested | string };
 
@@ -90,11 +90,24 @@ export function echo(criteria: Criteria): Record<string, unknown> {
 
 const numeric = (s: string) => s.trim() !== '' && Number.isFinite(Number(s));
 
-/** `a` against `b`: numbers as numbers, anything else as strings (timestamps sort as strings). */
-function compare(a: unknown, b: string): number {
-  if (typeof a === 'number' && numeric(b)) return a - Number(b);
-  const left = String(a);
-  return left < b ? -1 : left > b ? 1 : 0;
+/**
+ * `a` against `b`: numbers as numbers, anything else as text, case-insensitively, as Magento's
+ * utf8_general_ci columns compare (`status = 'Pending'` finds the pending orders); timestamps
+ * `YYYY-MM-DD HH:MM:SS` thereby compare in time order.
+ */
+function comparer(b: string): (a: unknown) => number {
+  const number = numeric(b) ? Number(b) : undefined;
+  const text = b.toLowerCase();
+  return (a) => {
+    if (typeof a === 'number' && number !== undefined) return a - number;
+    const left = String(a).toLowerCase();
+    return left < text ? -1 : left > text ? 1 : 0;
+  };
+}
+
+/** A value as MySQL orders text under that collation: case-insensitively (numbers stay numbers). */
+export function sortKey(value: unknown): unknown {
+  return typeof value === 'string' ? value.toLowerCase() : value;
 }
 
 function likePattern(pattern: string): RegExp {
@@ -102,12 +115,25 @@ function likePattern(pattern: string): RegExp {
   return new RegExp(`^${body}$`, 'is');
 }
 
+/** MySQL's REGEXP (case-insensitive on text); a pattern it cannot compile fails the query, which Magento answers 500. */
+function regexpPattern(pattern: string): RegExp {
+  try {
+    return new RegExp(pattern, 'iu');
+  } catch {
+    throw new MagentoError(500, `Internal Error. Details are available in Magento log file. Report ID: webapi-${Date.now().toString(16)}`);
+  }
+}
+
 /**
  * The condition a filter is applied with: Magento's SQL layer (Mysql::prepareSqlCondition) reads a
- * condition it does not know as `eq`, with no error.
+ * condition it does not know as `eq`, with no error, and the "strict" `seq` / `sneq` as IS NULL / IS NOT
+ * NULL for an empty value, as `eq` / `neq` otherwise.
  */
 export function condition(filter: Filter): string {
-  return filter.conditionType !== undefined && CONDITIONS.has(filter.conditionType) ? filter.conditionType : 'eq';
+  const type = filter.conditionType !== undefined && CONDITIONS.has(filter.conditionType) ? filter.conditionType : 'eq';
+  if (type === 'seq') return filter.value === '' ? 'null' : 'eq';
+  if (type === 'sneq') return filter.value === '' ? 'notnull' : 'neq';
+  return type;
 }
 
 /** A predicate over a field's value (undefined / null never match, as SQL NULL). */
@@ -115,24 +141,35 @@ export function matcher(filter: Filter): (value: unknown) => boolean {
   const { value } = filter;
   const present = (v: unknown) => v !== undefined && v !== null;
   const type = condition(filter);
+  const compare = comparer(value);
   switch (type) {
     // The value is ignored, as Magento's IS NULL / IS NOT NULL ignore it.
     case 'null': return (v) => !present(v);
     case 'notnull': return present;
-    case 'eq': return (v) => present(v) && compare(v, value) === 0;
-    case 'neq': return (v) => present(v) && compare(v, value) !== 0;
-    case 'gt': return (v) => present(v) && compare(v, value) > 0;
-    case 'gteq': case 'from': return (v) => present(v) && compare(v, value) >= 0;
-    case 'lt': return (v) => present(v) && compare(v, value) < 0;
-    case 'lteq': case 'to': return (v) => present(v) && compare(v, value) <= 0;
+    case 'eq': return (v) => present(v) && compare(v) === 0;
+    case 'neq': return (v) => present(v) && compare(v) !== 0;
+    case 'gt': return (v) => present(v) && compare(v) > 0;
+    case 'gteq': case 'from': return (v) => present(v) && compare(v) >= 0;
+    case 'lt': return (v) => present(v) && compare(v) < 0;
+    case 'lteq': case 'to': return (v) => present(v) && compare(v) <= 0;
     case 'in': case 'nin': {
-      const options = value.split(','); // PHP's explode(','): ' b' stays ' b'
-      const inList = (v: unknown) => options.some((o) => compare(v, o) === 0);
+      const options = value.split(',').map(comparer); // PHP's explode(','): ' b' stays ' b'
+      const inList = (v: unknown) => options.some((option) => option(v) === 0);
       return type === 'in' ? (v) => present(v) && inList(v) : (v) => present(v) && !inList(v);
     }
     case 'like': case 'nlike': {
       const re = likePattern(value);
       return type === 'like' ? (v) => present(v) && re.test(String(v)) : (v) => present(v) && !re.test(String(v));
+    }
+    case 'finset': case 'nfinset': {
+      // FIND_IN_SET(value, field): the value is one of the field's comma-separated items (never, holding a comma itself).
+      const item = value.toLowerCase();
+      const inSet = (v: unknown) => !item.includes(',') && String(v).toLowerCase().split(',').includes(item);
+      return type === 'finset' ? (v) => present(v) && inSet(v) : (v) => present(v) && !inSet(v);
+    }
+    case 'regexp': {
+      const re = regexpPattern(value);
+      return (v) => present(v) && re.test(String(v));
     }
     default: throw new Error(`unhandled condition ${type}`);
   }

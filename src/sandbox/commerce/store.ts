@@ -1,4 +1,4 @@
-import { condition as conditionOf, matcher, type Criteria, type Filter } from './criteria.js';
+import { condition as conditionOf, matcher, sortKey, type Criteria, type Filter } from './criteria.js';
 import { CURRENCIES, generateOrder, prng, STATES, type OrderFacts } from './generate.js';
 import type { SandboxOrder as Order } from './types.js';
 import { MagentoError, MESSAGES } from './magento.js';
@@ -198,7 +198,7 @@ export class OrderStore {
       };
       // Each order's keys read once: a field outside the typed arrays means generating the order, and a
       // comparator that did so per comparison kept the sandbox busy for seconds.
-      const keyed = ids.map((id) => ({ id, keys: criteriaSort.map((s) => value(id, s.field)) }));
+      const keyed = ids.map((id) => ({ id, keys: criteriaSort.map((s) => sortKey(value(id, s.field))) }));
       keyed.sort((a, b) => {
         for (let i = 0; i < criteriaSort.length; i++) {
           const order = sortOrder(a.keys[i], b.keys[i]);
@@ -237,7 +237,7 @@ function firstAtLeast(ids: readonly number[], value: number): number {
   return low;
 }
 
-/** MySQL's order of two values: NULL (absent) first, numbers as numbers, text as text. */
+/** MySQL's order of two values: NULL (absent) first, numbers as numbers, text as text (compared as sortKey made it). */
 function sortOrder(x: unknown, y: unknown): number {
   const xNull = x === undefined || x === null;
   const yNull = y === undefined || y === null;
