@@ -117,7 +117,8 @@ function complete(deps: DedupeDeps, key: string, token: string, leaseEnds: numbe
 
 function completionLanded(deps: DedupeDeps, key: string, held: boolean): void {
   // Marked done all the same: a duplicate that took the claim meanwhile will not run it again after this.
-  if (!held) deps.logger.warn({ key }, 'webhook claim lease ran out before completion, and another delivery of the event took it; if your claim store cannot renew claims, raise webhooks.leaseMs above your slowest handler');
+  // A client that sends a command again after a reconnect (ioredis' default) can find its own first completion here too.
+  if (!held) deps.logger.warn({ key }, 'webhook claim lease ran out before completion, and another delivery of the event took it; if your claim store cannot renew claims, raise webhooks.leaseMs above your slowest handler. (Or the store ran this completion twice: a Redis client that resends commands after a reconnect; then nothing is wrong.)');
 }
 
 function completionFailed(deps: DedupeDeps, key: string, token: string, leaseEnds: number, error: unknown): void {
