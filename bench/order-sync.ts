@@ -5,7 +5,7 @@
  * the peak memory of the sync at 10,000, 100,000 and 300,000 orders.
  *
  * The sandbox runs in a child process (so its CPU is not the client's), and each memory figure comes
- * from a fresh child process that does nothing but the sync. Children run this file compiled to plain
+ * from a fresh child process that does nothing but the sync; with --expose-gc, also the heap the sync keeps. Children run this file compiled to plain
  * JavaScript (esbuild, which tsup and tsx already bring), so the tsx loader's ~35 MB is not counted.
  * BENCH_SAMPLES=1 prints every run behind the medians.
  */
@@ -129,6 +129,8 @@ interface Memory {
   heap: number;
   buffers: number;
   before: number;
+  /** Run with --expose-gc: the most heap left after a full collection, every 50 pages (what the sync keeps). */
+  kept: number;
   /** Orders per second of that run (no added latency). */
   rate: number;
 }
@@ -196,6 +198,8 @@ export async function benchOrderSync(): Promise<void> {
   const cappedFlags = ['--max-semi-space-size=4'];
   const smallCapped = await peakMemory(10_000, cappedFlags);
   const largeCapped = await peakMemory(100_000, cappedFlags);
+  // What the sync keeps, as opposed to garbage not yet collected: the heap after a full collection.
+  const [keptSmall, keptLarge, keptHuge] = [await peakMemory(10_000, ['--expose-gc']), await peakMemory(100_000, ['--expose-gc']), await peakMemory(300_000, ['--expose-gc'])];
   const context = `load average ${loadBefore} → ${load()} on ${availableParallelism()} cores`;
   printTable(`Order sync, page size ${PAGE_SIZE}, median of 3 alternating runs (${context})`, [
     { name: `naive loop, ${ORDERS / 1000}k orders, +${LATENCY_MS} ms/page`, unit: 'orders/s', value: required.naive },
@@ -217,6 +221,9 @@ export async function benchOrderSync(): Promise<void> {
     { name: 'peak heap used, 100,000 orders', unit: 'MB', value: large.heap, reference: 'peak heap used, 10,000 orders', target: 'flat' },
     { name: 'peak heap used, 300,000 orders', unit: 'MB', value: huge.heap, reference: 'peak heap used, 100,000 orders', target: 'flat' },
     { name: 'peak ArrayBuffers, 100,000 orders', unit: 'MB', value: large.buffers },
+    { name: 'heap kept (after a full GC every 50 pages), 10,000 orders', unit: 'MB', value: keptSmall.kept },
+    { name: 'heap kept (after a full GC every 50 pages), 100,000 orders', unit: 'MB', value: keptLarge.kept, reference: 'heap kept (after a full GC every 50 pages), 10,000 orders', target: 'flat' },
+    { name: 'heap kept (after a full GC every 50 pages), 300,000 orders', unit: 'MB', value: keptHuge.kept, reference: 'heap kept (after a full GC every 50 pages), 100,000 orders', target: 'flat' },
     { name: 'peak RSS, 10,000 orders, --max-semi-space-size=4', unit: 'MB', value: smallCapped.rss },
     { name: 'peak RSS, 100,000 orders, --max-semi-space-size=4', unit: 'MB', value: largeCapped.rss, reference: 'peak RSS, 10,000 orders, --max-semi-space-size=4', target: 'flat' },
     { name: 'sync speed in the 100,000-order run, no added latency', unit: 'orders/s', value: large.rate },
@@ -243,6 +250,9 @@ async function runSyncChild(): Promise<void> {
   let rss = 0;
   let heap = 0;
   let buffers = 0;
+  let kept = 0;
+  let pages = 0;
+  const gc = (globalThis as { gc?: () => void }).gc;
   const sample = () => {
     const m = process.memoryUsage();
     rss = Math.max(rss, m.rss);
@@ -253,7 +263,14 @@ async function runSyncChild(): Promise<void> {
   const start = performance.now();
   const timer = setInterval(sample, 20);
   const prefetch = Number(process.env.PREFETCH) || undefined;
-  const delivered = await orders(platform).sync({ checkpoint: 'memory', pageSize: PAGE_SIZE, prefetch, onOrder: () => {}, onProgress: sample }).then((s) => s.delivered);
+  const onProgress = () => {
+    sample();
+    if (gc !== undefined && ++pages % 50 === 0) {
+      gc();
+      kept = Math.max(kept, process.memoryUsage().heapUsed);
+    }
+  };
+  const delivered = await orders(platform).sync({ checkpoint: 'memory', pageSize: PAGE_SIZE, prefetch, onOrder: () => {}, onProgress }).then((s) => s.delivered);
   const rate = delivered / ((performance.now() - start) / 1000);
   clearInterval(timer);
   sample();
@@ -261,7 +278,7 @@ async function runSyncChild(): Promise<void> {
   // The kernel's high-water mark (KiB): exact, where sampling could miss a short peak.
   rss = Math.max(rss, process.resourceUsage().maxRSS * 1024);
   const mb = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
-  process.stdout.write(`${JSON.stringify({ rss: mb(rss), heap: mb(heap), buffers: mb(buffers), before: mb(before), rate: Math.round(rate) })}\n`);
+  process.stdout.write(`${JSON.stringify({ rss: mb(rss), heap: mb(heap), buffers: mb(buffers), before: mb(before), kept: mb(kept), rate: Math.round(rate) })}\n`);
 }
 
 /** Run as a script, not imported by bench/run.ts; real paths, since import.meta.url has symlinks resolved and argv does not. */

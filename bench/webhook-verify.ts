@@ -8,6 +8,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import Stripe from 'stripe';
 import { createPay } from '../src/core/pay.js';
 import { selectHmac, type HmacFactory } from '../src/core/webhooks/hmac.js';
+import { resolveWebhookOptions } from '../src/core/webhooks/options.js';
 import { verifyDelivery } from '../src/core/webhooks/verify.js';
 import { computeSignature } from '../src/core/webhooks/signature.js';
 import { printTable, type Figure } from './lib.js';
@@ -66,7 +67,7 @@ export async function benchWebhookVerify(): Promise<void> {
   const factory = (await selectHmac()) as HmacFactory;
   const hmac = factory([SECRET]);
   if (hmac.runtime !== 'node') throw new Error('expected the node:crypto path on Node');
-  const policy = { toleranceSeconds: 300, maxBodyBytes: 1024 * 1024, now: Date.now, secretCount: 1 };
+  const policy = { toleranceSeconds: 300, maxBodyBytes: 1024 * 1024, now: Date.now, secretCount: 1, payloadEventId: resolveWebhookOptions().payloadEventId };
   const verifySync = () => verifyDelivery(hmac, policy, input);
 
   // Stripe: `t=<ts>,v1=<hex>` over `${t}.${body}`, same secret, same body.

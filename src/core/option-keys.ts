@@ -13,7 +13,7 @@ const SECTIONS: Record<string, readonly string[]> = {
   payment: allKeysOf<PaymentOptions>()(['apiUrl', 'merchantId', 'apiKey', 'webhookSecret']),
   commerce: allKeysOf<CommerceOptions>()(['url', 'username', 'password', 'scope', 'readMethod', 'tokenLifetimeMs']),
   http: allKeysOf<HttpOptions>()(['attemptTimeoutMs', 'totalTimeoutMs', 'maxRetries', 'backoffBaseMs', 'backoffMaxMs', 'retryAfterMaxMs', 'transport']),
-  webhooks: allKeysOf<WebhookOptions>()(['toleranceSeconds', 'maxBodyBytes', 'retentionMs', 'leaseMs', 'eventType', 'waitUntil']),
+  webhooks: allKeysOf<WebhookOptions>()(['toleranceSeconds', 'maxBodyBytes', 'retentionMs', 'leaseMs', 'eventType', 'payloadEventId', 'waitUntil']),
   payments: allKeysOf<PaymentsOptions>()(['terminalStatuses', 'statusAuth', 'pollBudgetMs', 'pollIntervalMs', 'pollMaxIntervalMs', 'extractPayment']),
   stores: allKeysOf<StoreOptions>()(['claims', 'checkpoints', 'adminTokens', 'ledger']),
 };

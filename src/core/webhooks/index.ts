@@ -68,7 +68,7 @@ export interface WebhooksDeps {
 
 export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
   const policy = resolveWebhookOptions(deps.options);
-  const verifyPolicy = { toleranceSeconds: policy.toleranceSeconds, maxBodyBytes: policy.maxBodyBytes, now: deps.now, secretCount: 0 };
+  const verifyPolicy = { toleranceSeconds: policy.toleranceSeconds, maxBodyBytes: policy.maxBodyBytes, now: deps.now, secretCount: 0, payloadEventId: policy.payloadEventId };
   const dispatcher = createDispatcher(deps.logger, policy.eventType, deps.internalHandlers);
   const background = new BackgroundWrites(policy.waitUntil, deps.logger);
 

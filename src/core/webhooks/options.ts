@@ -22,6 +22,13 @@ export interface WebhookOptions {
   /** The event type handlers are chosen by; default: the payload's `type` field when it is a string. */
   eventType?: (payload: unknown) => string | undefined;
   /**
+   * The event id inside the signed payload, which X-Pay-Event-Id (not covered by the signature) must equal, else
+   * 400 WEBHOOK_EVENT_ID_MISMATCH: a captured delivery sent first under another event id would otherwise run twice,
+   * and the real event be taken for a duplicate. Default: the payload's `id` field (a string, or a whole number);
+   * no check when it answers undefined, so `() => undefined` switches it off.
+   */
+  payloadEventId?: (payload: unknown) => string | undefined;
+  /**
    * For serverless functions, which are frozen once they answer: handed each claim write the library
    * retries after answering (a done mark that failed on a store blip), so the platform keeps the function
    * alive until it lands. Pass Vercel's `waitUntil` (`@vercel/functions`), Cloudflare's `ctx.waitUntil`, or
@@ -38,6 +45,7 @@ export interface WebhookPolicy {
   /** How long a signature is remembered by the replay guard: at least the whole window a signature is accepted in. */
   signatureRetentionMs: number;
   eventType: (payload: unknown) => string | undefined;
+  payloadEventId: (payload: unknown) => string | undefined;
   waitUntil: ((work: Promise<unknown>) => void) | undefined;
 }
 
@@ -56,6 +64,7 @@ const schema = z.object({
   // A running delivery renews its lease on a timer every lease/3, which Node fires after 1 ms past its longest delay.
   leaseMs: positiveMs.default(15_000),
   eventType: z.custom<(payload: unknown) => string | undefined>((v) => typeof v === 'function', 'must be a function (payload) => string | undefined').optional(),
+  payloadEventId: z.custom<(payload: unknown) => string | undefined>((v) => typeof v === 'function', 'must be a function (payload) => string | undefined, such as () => undefined to switch the check off').optional(),
   waitUntil: z.custom<(work: Promise<unknown>) => void>((v) => typeof v === 'function', "must be a function (work: Promise) => void, such as waitUntil from '@vercel/functions'").optional(),
 });
 
@@ -65,12 +74,19 @@ function defaultEventType(payload: unknown): string | undefined {
   return typeof type === 'string' && type !== '' ? type : undefined;
 }
 
+/** The payload's `id` field when it is a non-empty string or a whole number (a service with numeric ids). */
+function defaultPayloadEventId(payload: unknown): string | undefined {
+  const id = typeof payload === 'object' && payload !== null ? (payload as { id?: unknown }).id : undefined;
+  if (typeof id === 'string') return id === '' ? undefined : id;
+  return typeof id === 'number' && Number.isSafeInteger(id) ? String(id) : undefined;
+}
+
 /** Validates `webhooks` options once, at creation; throws CONFIG_INVALID naming the option. */
 export function resolveWebhookOptions(options: WebhookOptions = {}): WebhookPolicy {
-  const { toleranceSeconds, maxBodyBytes, retentionMs, leaseMs, eventType, waitUntil } = parseSection('webhooks', schema, options);
+  const { toleranceSeconds, maxBodyBytes, retentionMs, leaseMs, eventType, payloadEventId, waitUntil } = parseSection('webhooks', schema, options);
   // A signature is accepted while now is within ±tolerance of its timestamp: a window of 2 × tolerance
   // from the first sighting at worst. Without a tolerance, remember it as long as event ids.
   // Never shorter than a lease, or a replay under a new event id would pass while the original still runs.
   const signatureRetentionMs = toleranceSeconds === false ? Math.max(retentionMs, leaseMs) : Math.ceil(2 * toleranceSeconds * 1000) + leaseMs;
-  return { toleranceSeconds, maxBodyBytes, retentionMs: Math.max(retentionMs, signatureRetentionMs), leaseMs, signatureRetentionMs, eventType: eventType ?? defaultEventType, waitUntil };
+  return { toleranceSeconds, maxBodyBytes, retentionMs: Math.max(retentionMs, signatureRetentionMs), leaseMs, signatureRetentionMs, eventType: eventType ?? defaultEventType, payloadEventId: payloadEventId ?? defaultPayloadEventId, waitUntil };
 }

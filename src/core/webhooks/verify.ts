@@ -4,6 +4,7 @@ import type { HeaderInput } from '../types.js';
 import {
   bodyNotRaw,
   bodyTooLarge,
+  eventIdMismatch,
   HEADER_NAMES,
   invalidJson,
   malformedSignature,
@@ -41,6 +42,8 @@ export interface VerifyPolicy {
   /** Clock in milliseconds. */
   now: () => number;
   secretCount: number;
+  /** The event id the signed payload carries, which the unsigned X-Pay-Event-Id must equal; undefined: none to check against. */
+  payloadEventId: (payload: unknown) => string | undefined;
 }
 
 const SIGNATURE = /^[0-9a-f]{64}$/;
@@ -75,7 +78,9 @@ function accept(hmac: Hmac, policy: VerifyPolicy, body: SignedBody, timestampHea
   const timestamp = Number(timestampHeader);
   const tolerance = policy.toleranceSeconds;
   if (tolerance !== false) {
-    const age = policy.now() / 1000 - timestamp;
+    // In whole seconds, as the timestamp is (the sender rounds down): a delivery signed 299.6 s ago carries the
+    // timestamp of one signed 300 s ago, so the fraction of the current second must not decide (as in Stripe's check).
+    const age = Math.floor(policy.now() / 1000) - timestamp;
     if (age > tolerance) throw timestampTooOld(Math.ceil(age), tolerance);
     if (-age > tolerance) throw timestampInFuture(Math.ceil(-age), tolerance, timestamp > MILLISECONDS_ABOVE);
   }
@@ -87,6 +92,9 @@ function accept(hmac: Hmac, policy: VerifyPolicy, body: SignedBody, timestampHea
   } catch (error) {
     throw invalidJson(error);
   }
+  // Checked before the replay guard binds the signature: a copy sent first under another id must not take it.
+  const signedId = policy.payloadEventId(payload);
+  if (signedId !== undefined && signedId !== eventId) throw eventIdMismatch(eventId, signedId);
   return { eventId, timestamp, payload, secretIndex };
 }
 

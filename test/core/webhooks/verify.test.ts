@@ -103,6 +103,48 @@ describe('pay.webhooks.verify: genuine deliveries', () => {
   });
 });
 
+describe('pay.webhooks.verify: the event id, which the signature does not cover', () => {
+  it('must be the signed payload\'s id when it has one: a captured delivery sent first under another id neither runs nor takes that event', async () => {
+    const { pay } = payWithClock();
+    const runs: string[] = [];
+    pay.webhooks.onAny((event) => void runs.push(`${event.id}:${(event.payload as { id: string }).id}`));
+    const genuineA = delivery({ ...payload, id: 'evt_A' }, { eventId: 'evt_A' });
+    // The same signed bytes, raced ahead of the genuine delivery with a later event's id.
+    const forged = await post(pay, { body: genuineA.body as string, headers: { ...genuineA.headers, 'x-pay-event-id': 'evt_B' } });
+    expect(forged.status).toBe(400);
+    expect(forged.json.error?.code).toBe('WEBHOOK_EVENT_ID_MISMATCH');
+    // Nothing was bound or claimed: the genuine A runs, and B, when it comes, is no duplicate.
+    expect((await post(pay, { body: genuineA.body as string, headers: genuineA.headers })).status).toBe(200);
+    const genuineB = delivery({ ...payload, id: 'evt_B', data: { ...payload.data, payment_id: 'pay_B' } }, { eventId: 'evt_B' });
+    const b = await post(pay, { body: genuineB.body as string, headers: genuineB.headers });
+    expect(b.status).toBe(200);
+    expect(b.json).toEqual({ received: true });
+    expect(runs).toEqual(['evt_A:evt_A', 'evt_B:evt_B']);
+  });
+
+  it('reads a numeric payload id as its digits, and checks nothing in a payload without an id', async () => {
+    const { pay } = payWithClock();
+    const numeric = delivery({ ...payload, id: 123 }, { eventId: '123' });
+    expect((await pay.webhooks.verify({ rawBody: numeric.body, headers: numeric.headers })).eventId).toBe('123');
+    const other = delivery({ ...payload, id: 123 }, { eventId: '124' });
+    expect((await pay.webhooks.verifySafe({ rawBody: other.body, headers: other.headers }))).toMatchObject({ ok: false, code: 'WEBHOOK_EVENT_ID_MISMATCH' });
+    const bare = delivery(payload, { eventId: 'evt_any' });
+    expect((await pay.webhooks.verify({ rawBody: bare.body, headers: bare.headers })).eventId).toBe('evt_any');
+  });
+
+  it('is read where webhooks.payloadEventId says, and not checked when it answers undefined', async () => {
+    const nested = payWithClock({ webhooks: { payloadEventId: (p) => (p as { event?: { id?: string } }).event?.id } });
+    const body = { ...payload, id: 'obj_1', event: { id: 'evt_N' } };
+    const good = delivery(body, { eventId: 'evt_N' });
+    expect((await nested.pay.webhooks.verify({ rawBody: good.body, headers: good.headers })).eventId).toBe('evt_N');
+    const bad = delivery(body, { eventId: 'obj_1' });
+    expect(await nested.pay.webhooks.verifySafe({ rawBody: bad.body, headers: bad.headers })).toMatchObject({ ok: false, code: 'WEBHOOK_EVENT_ID_MISMATCH' });
+    const off = payWithClock({ webhooks: { payloadEventId: () => undefined } });
+    expect((await off.pay.webhooks.verify({ rawBody: bad.body, headers: bad.headers })).eventId).toBe('obj_1');
+    expect(() => payWithClock({ webhooks: { payloadEventId: 'id' as never } })).toThrow(/webhooks\.payloadEventId must be a function/);
+  });
+});
+
 describe('pay.webhooks.verify: the timestamp window', () => {
   it('accepts up to 300 s either way by default and refuses beyond', async () => {
     const { pay, clock } = payWithClock();
@@ -113,8 +155,10 @@ describe('pay.webhooks.verify: the timestamp window', () => {
     };
     expect((await at(300)).ok).toBe(true);
     expect((await at(-300)).ok).toBe(true);
-    // Refused half a second past the tolerance: its age in whole seconds is then 301, not the 300 that is allowed.
-    const late = await at(300.5);
+    // Whole seconds, as the sender rounds down when it signs: a delivery signed 299.6 s ago carries the same
+    // timestamp as one signed exactly 300 s ago, so the clock's fraction of a second decides nothing.
+    expect((await at(300.999)).ok).toBe(true);
+    const late = await at(301);
     expect(late).toMatchObject({ ok: false, code: 'WEBHOOK_TIMESTAMP_TOO_OLD' });
     expect(late.ok === false && late.error.message).toMatch(/signed 301 s ago, beyond the 300 s tolerance/);
     expect(await at(-301)).toMatchObject({ ok: false, code: 'WEBHOOK_TIMESTAMP_IN_FUTURE' });
@@ -160,6 +204,7 @@ function failingDeliveries(): Record<WebhookVerificationCode, { input: VerifyInp
     WEBHOOK_BODY_NOT_RAW: { input: { rawBody: payload as unknown as string, headers: d.headers }, message: /already parsed.*express\.json\(\).*bodyParser: false.*Koa: .*Mount payRouter\(pay\)\.routes\(\) before the body parser/ },
     BODY_TOO_LARGE: { input: { rawBody: d.body, headers: d.headers }, message: /larger than 64 bytes.*webhooks\.maxBodyBytes/, options: { webhooks: { maxBodyBytes: 64 } } },
     WEBHOOK_INVALID_JSON: { input: (() => { const s = delivery('{"type": oops'); return { rawBody: s.body, headers: s.headers }; })(), message: /correctly signed but its body is not valid JSON/ },
+    WEBHOOK_EVENT_ID_MISMATCH: { input: (() => { const s = delivery({ ...payload, id: 'evt_A' }, { eventId: 'evt_B' }); return { rawBody: s.body, headers: s.headers }; })(), message: /X-Pay-Event-Id "evt_B" is not the id the signed payload carries \("evt_A"\).*webhooks\.payloadEventId/ },
   };
 }
 
