@@ -138,6 +138,9 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
   };
   /** No new payment is started once the caller stops the sweep, the service asks to wait, or a store or onChange fails. */
   const stopped = () => options.signal?.aborted || storeFailure !== undefined || onChangeFailure !== undefined || report.retryAfterMs !== undefined;
+  let listed = false;
+  /** Whether a worker took a payment from the listing after the sweep stopped, and left it unpolled. */
+  let skipped = false;
   const worker = async () => {
     // Async generators queue concurrent next() calls, so the workers share one listing.
     while (!stopped()) {
@@ -148,13 +151,21 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
         storeFailure ??= error;
         return;
       }
-      // Another worker may have been stopped while this one waited for the listing.
-      if (next.done) report.complete = true;
-      if (next.done || stopped()) return;
+      if (next.done) {
+        listed = true;
+        return;
+      }
+      // Stopped while this worker waited for the listing: the payment it got is left for the next sweep.
+      if (stopped()) {
+        skipped = true;
+        return;
+      }
       await sweepOne(next.value);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
+  // Complete only when every payment listed was looked at: another worker may have reached the end meanwhile.
+  report.complete = listed && !skipped;
   if (storeFailure !== undefined) throw toPayError(storeFailure);
   if (onChangeFailure !== undefined) throw onChangeFailure.error;
   if (report.retryAfterMs !== undefined) {

@@ -117,7 +117,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   // after it was canceled), and the webhook that would have said so may have been lost.
   const known = await deps.ledger.get(paymentId);
   if (known?.outcome === 'confirmed') return toReconcileResult(paymentId, known);
-  if (known?.outcome === 'failed') return toReconcileResult(paymentId, (await recheckPayment(deps, paymentId, { clientToken, signal: options.signal }, learned)) ?? known);
+  if (known?.outcome === 'failed') return toReconcileResult(paymentId, (await recheckPayment(deps, paymentId, { clientToken, signal: options.signal, budgetMs }, learned)) ?? known);
 
   const started = performance.now(); // a budget of real time, which a step of the wall clock does not stretch
   const deadline = started + budgetMs;
@@ -170,7 +170,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   return result;
 }
 
-/** A second look waits on one attempt of at most this long. */
+/** A second look waits on one attempt of at most this long (and no longer than a reconcile's budget, its shortest poll at least). */
 const RECHECK_TIMEOUT_MS = 3_000;
 
 /**
@@ -178,10 +178,12 @@ const RECHECK_TIMEOUT_MS = 3_000;
  * entry. Best effort: a refusal, a time-out or a missing credential leave the ledger's answer standing
  * (logged); only a ledger store that fails throws.
  */
-export async function recheckPayment(deps: Pick<ReconcileDeps, 'ledger' | 'poll' | 'http' | 'logger'>, paymentId: string, options: StatusOptions = {}, learned: LearnedHere = {}): Promise<LedgerEntry | undefined> {
-  const quick = Math.min(deps.http.attemptTimeoutMs, RECHECK_TIMEOUT_MS);
+export async function recheckPayment(deps: Pick<ReconcileDeps, 'ledger' | 'poll' | 'http' | 'logger'>, paymentId: string, options: StatusOptions & { budgetMs?: number } = {}, learned: LearnedHere = {}): Promise<LedgerEntry | undefined> {
+  const { budgetMs, ...statusOptions } = options;
+  // A budget of 0 is one poll under the usual time-outs, as in reconcilePayment.
+  const quick = Math.min(deps.http.attemptTimeoutMs, RECHECK_TIMEOUT_MS, budgetMs ? Math.max(MIN_POLL_MS, budgetMs) : Infinity);
   try {
-    learnedHere(learned, await recordPoll(deps.ledger, await deps.poll(paymentId, options, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick })));
+    learnedHere(learned, await recordPoll(deps.ledger, await deps.poll(paymentId, statusOptions, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick })));
   } catch (error) {
     if (error instanceof PayError && error.code === 'STORE_UNAVAILABLE') throw error;
     deps.logger.warn({ err: error, paymentId }, 'the payment service could not be asked about a failed payment again; going by what the ledger holds');

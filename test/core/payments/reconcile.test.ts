@@ -437,6 +437,24 @@ describe('reconcile after an answer is known', () => {
     expect(await pay.payments.reconcile(bank.paymentId, { budgetMs: 0 })).toMatchObject({ outcome: 'confirmed' });
     expect(sb.faults.list().find((f) => f.id === down)!.hits).toBe(0);
   });
+
+  it('asks again about a failure within the reconcile\'s budget: a status call that hangs is given up at the budget, not after 3 s', async () => {
+    const pay = payFor(sb, { logger });
+    const bank = await payByBank(pay, sb, { amount: 900, currency: 'EUR', orderId: 'recheck-budget' });
+    secrets.push(bank.clientToken);
+    sb.payments.setStatus(bank.paymentId, 'canceled');
+    expect(await pay.payments.reconcile(bank.paymentId, { budgetMs: 0 })).toMatchObject({ outcome: 'failed' });
+    const hang = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', latencyMs: 60_000, times: Infinity });
+    try {
+      const before = logger.lines.length;
+      expect(await pay.payments.reconcile(bank.paymentId, { budgetMs: 400 })).toMatchObject({ outcome: 'failed', status: 'canceled' });
+      const warned = logger.lines.slice(before).join('\n');
+      expect(warned).toContain('could not be asked about a failed payment again');
+      expect(warned).toContain('did not answer within 400 ms');
+    } finally {
+      sb.faults.remove(hang);
+    }
+  });
 });
 
 describe('the status credential', () => {
@@ -556,6 +574,21 @@ describe('reconcilePending (the sweep)', () => {
     const stopped = await pay.payments.reconcilePending({ signal: AbortSignal.abort() });
     expect(stopped).toMatchObject({ checked: 0, unresolved: [], complete: false });
     expect((await pay.payments.reconcilePending()).complete).toBe(true);
+  });
+
+  it('is not complete when workers waiting on the listing got payments after the stop, though another reached its end', async () => {
+    const pay = payFor(sb, { logger });
+    for (let i = 0; i < 3; i++) {
+      const { paymentId, clientToken } = await payByBank(pay, sb);
+      secrets.push(clientToken);
+      await pay.payments.reconcile(paymentId, { budgetMs: 0 });
+    }
+    // Four workers ask the listing for its next entry at once; the stop comes before any is handed out.
+    const controller = new AbortController();
+    const sweep = pay.payments.reconcilePending({ concurrency: 4, signal: controller.signal });
+    controller.abort();
+    expect(await sweep).toMatchObject({ checked: 0, complete: false });
+    expect(await pay.payments.reconcilePending({ concurrency: 4 })).toMatchObject({ checked: 3, complete: true });
   });
 
   it('starts no payment after the service asked to wait, though other workers were waiting on a slow listing', async () => {
