@@ -1,3 +1,4 @@
+import { isControlFlow } from './control-flow.js';
 import { invalidInput, PayError, toPayError, wasLogged } from './errors.js';
 import type { Logger, PayRequest, PayResponse } from './types.js';
 import { utf8Length } from './utf8-length.js';
@@ -88,6 +89,7 @@ export function createRouter(routes: Route[], logger: Logger): Router {
       try {
         response = malformedSegment(request, params) ?? await route.handler(request, params);
       } catch (error) {
+        if (isControlFlow(error)) throw error; // a hook's redirect() or notFound(): the framework answers it, not an error here
         const payError = toPayError(error);
         // A 5xx is the server's side failing (configuration, a hook, an upstream): whoever runs it needs the details,
         // once: a store failure was logged where it arose, with the payment or event id.

@@ -3,10 +3,12 @@ import { apiResolver } from 'next/dist/server/api-utils/node/api-resolver.js';
 import { getRouteMatcher } from 'next/dist/shared/lib/router/utils/route-matcher.js';
 import { getRouteRegex } from 'next/dist/shared/lib/router/utils/route-regex.js';
 import getRawBody from 'raw-body';
+import { notFound, redirect } from 'next/navigation.js';
 import { describe, expect, it, vi } from 'vitest';
 import type { Pay } from 'paywidget-server';
 import { createPagesHandler, createRouteHandlers } from 'paywidget-server/next';
 import { describeAdapter, type MountedApp } from './behaviour.js';
+import { captureLogger } from '../helpers/capture-logger.js';
 import { listen } from './listen.js';
 import { offlinePay, payRecordingCheckouts } from './offline-pay.js';
 
@@ -162,6 +164,50 @@ describe('Next App Router: a handler called without its route context', () => {
       expect(error.message).toContain(`export async function ${method}(request, context) { return handlers.${method}(request, context); }`);
     }
     expect(resolved).toBe(0);
+  });
+});
+
+describe('Next App Router: redirect() or notFound() in a hook', () => {
+  it('throws them on untouched, for Next to answer (307, 404), instead of answering 500 and logging a failure', async () => {
+    const logger = captureLogger();
+    const pay = offlinePay({
+      logger,
+      authorize: ({ path }) => (path === '/widget-token' ? redirect('/login') : true),
+      resolveCheckout: () => notFound(),
+    });
+    const handlers = createRouteHandlers(pay);
+    const call = (path: string) => handlers.POST(new Request(`http://shop.test/api/pay${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }), { params: Promise.resolve({ path: path.slice(1).split('/') }) });
+    const thrown = async (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => (error as { digest?: string }).digest);
+    expect(await thrown(call('/widget-token'))).toBe('NEXT_REDIRECT;replace;/login;307;');
+
+    const checkoutOnly = createRouteHandlers(offlinePay({ logger, resolveCheckout: () => notFound() }));
+    const request = new Request('http://shop.test/api/pay/widget-token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(await thrown(checkoutOnly.POST(request, { params: Promise.resolve({ path: ['widget-token'] }) }))).toBe('NEXT_HTTP_ERROR_FALLBACK;404');
+    expect(logger.text()).not.toContain('route handler failed');
+  });
+});
+
+describe('Next App Router: handlers exported from a route with no catch-all segment', () => {
+  it('answers 500 CONFIG_INVALID naming the catch-all folder, not a context the route did pass', async () => {
+    const handlers = createRouteHandlers(offlinePay());
+    // What Next 16 passes to app/api/pay/webhooks/route.ts: a context whose params are undefined.
+    const response = await handlers.POST(new Request('http://shop.test/api/pay/webhooks', { method: 'POST', body: '{}' }), { params: undefined } as never);
+    expect(response.status).toBe(500);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain('exported from a route with no catch-all segment');
+    expect(error.message).toContain('app/api/pay/[...path]/route.ts');
+    expect(error.message).not.toContain('without the route context');
+  });
+});
+
+describe('Next: createPagesHandler exported from an App Router route by mistake', () => {
+  it('fails with CONFIG_INVALID naming createRouteHandlers, instead of a TypeError on req.query', async () => {
+    const handler = createPagesHandler(offlinePay());
+    const request = new Request('http://shop.test/api/pay/widget-token', { method: 'POST', body: '{}' });
+    const error = await handler(request as never, { params: Promise.resolve({ path: ['widget-token'] }) } as never).then(() => undefined, (e: unknown) => e as { code?: string; message?: string });
+    expect(error?.code).toBe('CONFIG_INVALID');
+    expect(error?.message).toContain('In app/, use createRouteHandlers');
   });
 });
 

@@ -1,3 +1,4 @@
+import { isControlFlow } from '../../core/control-flow.js';
 import { PayError, toPayError } from '../../core/errors.js';
 import { isBodiless } from '../../core/json-response.js';
 import type { Pay, PayOptions } from '../../core/pay.js';
@@ -30,7 +31,11 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
     if (typeof (request as { headers?: { get?: unknown } } | undefined)?.headers?.get !== 'function') throw notAFetchRequest();
     // A wrapper that passes the Request alone (`return handlers.POST(req)`) leaves no way to tell the path.
     const awaited: unknown = typeof context === 'object' && context !== null ? await context.params : undefined;
-    if (typeof awaited !== 'object' || awaited === null) return toFetchResponse(missingContext(request.method).toResponse());
+    if (typeof awaited !== 'object' || awaited === null) {
+      // Next passes { params: undefined } to a route file with no dynamic segment: the context came, without a path.
+      const noCatchAll = typeof context === 'object' && context !== null && 'params' in context && context.params === undefined;
+      return toFetchResponse((noCatchAll ? noCatchAllSegment(request.method) : missingContext(request.method)).toResponse());
+    }
     const params = awaited as Record<string, string | string[] | undefined>;
     const path = catchAllPath(params[param]);
     if (!pay.matches(request.method, path)) return toFetchResponse(notARoute(pay, request.method, params, catchAll));
@@ -40,6 +45,8 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
       const body = pay.hasRoute(request.method, path) ? await readBody(request, pay.maxBodyBytes) : {};
       response = await pay.handle({ method: request.method, path, headers: request.headers, ...body, framework: 'next-app', native: request, signal: request.signal });
     } catch (error) {
+      // redirect(), notFound() and the like in a hook: thrown on, for Next's route module to answer (307, 404...).
+      if (isControlFlow(error)) throw error;
       response = toPayError(error).toResponse();
     }
     return toFetchResponse(response ?? notARoute(pay, request.method, params, catchAll));
@@ -58,6 +65,11 @@ function missingContext(method: string): PayError {
   // Next serves HEAD with the GET handler.
   const name = method === 'HEAD' ? 'GET' : ['GET', 'POST', 'OPTIONS'].includes(method) ? method : 'POST';
   return new PayError('CONFIG_INVALID', `paywidget-server: createRouteHandlers' ${name} handler was called without the route context, so it cannot tell which route was asked for. Pass on both arguments Next gives: export async function ${name}(request, context) { return handlers.${name}(request, context); }, or export the handlers themselves: export const { GET, POST, OPTIONS } = createRouteHandlers(pay).`);
+}
+
+/** The handlers were exported from a route file outside a catch-all folder (app/api/pay/webhooks/route.ts). */
+function noCatchAllSegment(method: string): PayError {
+  return new PayError('CONFIG_INVALID', `paywidget-server: createRouteHandlers' handlers are exported from a route with no catch-all segment (Next passed no params for ${method}), so they cannot tell which of the library's routes was asked for. Put the route file in a catch-all folder, app/api/pay/[...path]/route.ts: it serves every route below /api/pay, POST /api/pay/webhooks among them.`);
 }
 
 /**

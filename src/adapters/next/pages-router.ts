@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PayError } from '../../core/errors.js';
 import type { Pay, PayOptions } from '../../core/pay.js';
 import { resolvePay } from '../../core/resolve-pay.js';
 import { catchAllPath, notARoute } from './catch-all.js';
@@ -27,7 +28,14 @@ export function createPagesHandler(payOrOptions?: Pay | PayOptions, { param = 'p
   const pay = resolvePay(payOrOptions);
   const catchAll = { param, factory: 'createPagesHandler' } as const;
   return async function paywidgetPagesHandler(req: PagesRequest, res: ServerResponse): Promise<void> {
+    // Exported from an App Router route file, it gets a Fetch Request (and a context), not Node's req and res.
+    if (typeof (req as { headers?: { get?: unknown } } | undefined)?.headers?.get === 'function') throw notNodeRequest();
     const { handleNodeRequest, sendPayResponse } = await (nodeBridge ??= import('../node/index.js'));
     sendPayResponse(res, (await handleNodeRequest(pay, req, res, catchAllPath(req.query[param]), NEXT_PAGES)) ?? notARoute(pay, req.method ?? 'GET', req.query, catchAll));
   };
+}
+
+/** Thrown, so that Next answers 500 and logs the fix. */
+function notNodeRequest(): PayError {
+  return new PayError('CONFIG_INVALID', 'paywidget-server: the createPagesHandler handler was called with a Fetch Request, as an App Router route handler is, not with the Pages Router\'s req and res. In app/, use createRouteHandlers: export const { GET, POST, OPTIONS } = createRouteHandlers(pay), in app/api/pay/[...path]/route.ts. createPagesHandler is for pages/api.');
 }

@@ -49,11 +49,12 @@ const DEFAULT_PREFETCH = 6;
  * One trip through the event loop, so requests just started reach the socket before a long parse: setImmediate
  * where it works (setTimeout waits a millisecond at least). The edge runtime defines it as a stub that throws.
  */
-let immediateWorks = typeof setImmediate === 'function';
+// Read off globalThis: Next's edge build warns of any route importing a bare setImmediate, guarded or not.
+let immediateWorks = typeof globalThis.setImmediate === 'function';
 const turn = () => new Promise<void>((resolve) => {
   if (immediateWorks) {
     try {
-      setImmediate(resolve);
+      globalThis.setImmediate(resolve);
       return;
     } catch {
       immediateWorks = false;

@@ -1,3 +1,4 @@
+import { isControlFlow } from '../control-flow.js';
 import { PayError, toPayError } from '../errors.js';
 import { checkMintInput, type MintInput } from '../payments/mint.js';
 import type { WidgetToken } from '../payments/widget-token.js';
@@ -55,6 +56,7 @@ async function resolveCheckoutFor(resolveCheckout: ResolveCheckout, isMerchantHo
 
 /** What the shopper is answered when resolveCheckout threw `error`. */
 function checkoutFailure(error: unknown, isMerchantHook: boolean): unknown {
+  if (isControlFlow(error)) return error; // Next's redirect() or notFound() in the hook: Next answers it
   // The library's own resolver failing unexpectedly stays the library's INTERNAL_ERROR.
   if (!(error instanceof PayError)) return isMerchantHook ? hookThrew('resolveCheckout', error) : error;
   if (isMerchantHook && isAmountConversionError(error)) {
