@@ -106,10 +106,13 @@ export function timestampInFuture(aheadSeconds: number, toleranceSeconds: number
   );
 }
 
-export function signatureMismatch(secretCount: number): WebhookVerificationError {
+/** What a mismatch may come from when the body arrived as text: a parser decoded the bytes the signature covers. */
+const DECODED_TEXT_HINT = ' The body was handed over as text, decoded from the bytes (by a text body parser such as express.text() or @koa/bodyparser, or request.text()): decoding drops a byte order mark and replaces bytes that are not UTF-8, and the signature covers the bytes. Mount paywidget-server before the parser, or keep the body as a Buffer (express.raw(), or express.json({ verify }) keeping req.rawBody).';
+
+export function signatureMismatch(secretCount: number, bodyWasText = false): WebhookVerificationError {
   return new WebhookVerificationError(
     'WEBHOOK_SIGNATURE_MISMATCH',
-    `The webhook signature matches none of the ${secretCount} configured signing secret(s). Check that payment.webhookSecret (PAY_WEBHOOK_SECRET) is the signing secret from the merchant settings, and that the body is passed exactly as received: not parsed and re-serialized, not re-encoded, not trimmed.`,
+    `The webhook signature matches none of the ${secretCount} configured signing secret(s). Check that payment.webhookSecret (PAY_WEBHOOK_SECRET) is the signing secret from the merchant settings, and that the body is passed exactly as received: not parsed and re-serialized, not re-encoded, not trimmed.${bodyWasText ? DECODED_TEXT_HINT : ''}`,
     { details: { secrets: secretCount } },
   );
 }

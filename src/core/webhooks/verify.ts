@@ -74,7 +74,7 @@ export function verifyDelivery(hmac: Hmac, policy: VerifyPolicy, input: VerifyIn
 }
 
 function accept(hmac: Hmac, policy: VerifyPolicy, body: SignedBody, timestampHeader: string, eventId: string, secretIndex: number): VerifiedWebhook {
-  if (secretIndex < 0) throw signatureMismatch(policy.secretCount);
+  if (secretIndex < 0) throw signatureMismatch(policy.secretCount, typeof body === 'string');
   const timestamp = Number(timestampHeader);
   const tolerance = policy.toleranceSeconds;
   if (tolerance !== false) {

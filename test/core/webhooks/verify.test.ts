@@ -49,8 +49,12 @@ describe('pay.webhooks.verify: genuine deliveries', () => {
     const verified = await pay.webhooks.verify({ rawBody: signed.body, headers: signed.headers });
     // Invalid sequences read as U+FFFD in the parsed payload; the signature covered the bytes.
     expect(verified.payload).toEqual({ type: 't', name: 'caf\ufffd\ufffd\ufffd' });
-    // Decoding and re-encoding would change the bytes, and the signature with them.
-    await failure(pay.webhooks.verify({ rawBody: body.toString('utf8'), headers: signed.headers }));
+    // Decoding and re-encoding would change the bytes, and the signature with them: the error says so for a body given as text.
+    const decoded = await failure(pay.webhooks.verify({ rawBody: body.toString('utf8'), headers: signed.headers }));
+    expect(decoded.message).toMatch(/handed over as text, decoded from the bytes .*replaces bytes that are not UTF-8.*express\.raw\(\)/);
+    const forged = await failure(pay.webhooks.verify({ rawBody: Buffer.from('{"type":"t"}'), headers: signed.headers }));
+    expect(forged.code).toBe('WEBHOOK_SIGNATURE_MISMATCH');
+    expect(forged.message).not.toContain('handed over as text');
   });
 
   it('takes Node headers, a Fetch Headers and a plain record with any casing', async () => {
