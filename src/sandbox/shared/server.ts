@@ -1,13 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiError, errorBody, readBody, type Reply } from './http.js';
+import { jsonChunks } from './json-chunks.js';
 import type { Router } from './router.js';
 import { Sleeper } from './sleeper.js';
 
 /** What a fault hook may do with a request before routing: nothing, or answer it itself (true). */
 export type BeforeRoute = (method: string, path: string, res: ServerResponse) => Promise<boolean>;
 
-export function writeReply(res: ServerResponse, reply: Reply): void {
+export async function writeReply(res: ServerResponse, reply: Reply): Promise<void> {
   if (res.headersSent || res.destroyed) return;
   const headers: Record<string, string> = { 'cache-control': 'no-store', ...reply.headers };
   let body: string | undefined;
@@ -16,9 +17,32 @@ export function writeReply(res: ServerResponse, reply: Reply): void {
     body = reply.html;
   } else if (reply.json !== undefined) {
     headers['content-type'] = 'application/json; charset=utf-8';
-    body = JSON.stringify(reply.json);
+    const chunks = jsonChunks(reply.json);
+    if (chunks.length > 1) return writeChunks(res, reply.status, headers, chunks);
+    body = chunks[0];
   }
   res.writeHead(reply.status, headers).end(body);
+}
+
+/** A long answer chunk by chunk, waiting while the socket's buffer is full; a client that went away stops it. */
+async function writeChunks(res: ServerResponse, status: number, headers: Record<string, string>, chunks: string[]): Promise<void> {
+  let length = 0;
+  for (const chunk of chunks) length += Buffer.byteLength(chunk);
+  res.writeHead(status, { ...headers, 'content-length': String(length) });
+  for (const chunk of chunks) {
+    if (res.write(chunk)) continue;
+    await new Promise<void>((resolve) => {
+      const go = () => {
+        res.off('drain', go);
+        res.off('close', go);
+        resolve();
+      };
+      res.on('drain', go);
+      res.on('close', go);
+    });
+    if (res.destroyed) return;
+  }
+  res.end();
 }
 
 export function errorReply(status: number, code: string, message: string, headers?: Record<string, string>): Reply {
@@ -85,10 +109,10 @@ export class SandboxServer {
       if (match.kind === 'method_not_allowed') {
         throw new ApiError(405, 'method_not_allowed', `${method} is not allowed on ${url.pathname}.`, { allow: match.allow.join(', ') });
       }
-      writeReply(res, await match.handler({ req, method, path: url.pathname, url, params: match.params, rawBody }));
+      await writeReply(res, await match.handler({ req, method, path: url.pathname, url, params: match.params, rawBody }));
     } catch (err) {
-      if (err instanceof ApiError) writeReply(res, this.formatError(err.status, err.code, err.message, err.headers));
-      else writeReply(res, this.formatError(500, 'internal_error', `Sandbox error: ${err instanceof Error ? err.message : String(err)}`));
+      if (err instanceof ApiError) await writeReply(res, this.formatError(err.status, err.code, err.message, err.headers));
+      else await writeReply(res, this.formatError(500, 'internal_error', `Sandbox error: ${err instanceof Error ? err.message : String(err)}`));
     }
   }
 }
