@@ -7,8 +7,9 @@ import { DONE, type ClaimResult, type ClaimStore } from './claim-store.js';
 /** Options of `new MemoryClaimStore()`. */
 export interface MemoryClaimStoreOptions {
   /**
-   * Most keys kept; the oldest written go first beyond it. Two keys per webhook event (event id and
-   * signature), so the default 100,000 covers about 50,000 events in the retention period.
+   * Most keys kept; the oldest written go first beyond it. One key per webhook event whose payload carries its
+   * id, two otherwise (event id and signature), so the default 100,000 covers 100,000 (or 50,000) events in
+   * the retention period.
    */
   maxEntries?: number | undefined;
   /** Clock in milliseconds (the pay instance's `now`); `Date.now` by default. */
@@ -154,7 +155,7 @@ export class MemoryClaimStore implements ClaimStore {
     const held = this.#entries.get(key);
     if (held === undefined || this.#now() > held.expiresAt) return;
     this.#evictedLive = true;
-    this.#logger?.warn({ maxEntries: this.#maxEntries }, `webhook claim store full: it keeps ${this.#maxEntries} keys (two an event), and forgot one before its retention ended, so a duplicate delivery of that event could run its handlers again. Raise maxEntries (new MemoryClaimStore({ maxEntries })), shorten webhooks.retentionMs, or keep claims in Redis (redisStores), which keeps them all.`);
+    this.#logger?.warn({ maxEntries: this.#maxEntries }, `webhook claim store full: it keeps ${this.#maxEntries} keys (one an event, two for a payload without an id), and forgot one before its retention ended, so a duplicate delivery of that event could run its handlers again. Raise maxEntries (new MemoryClaimStore({ maxEntries })), shorten webhooks.retentionMs, or keep claims in Redis (redisStores), which keeps them all.`);
   }
 
   #changedWithoutEviction(): void {

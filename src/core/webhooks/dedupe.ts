@@ -23,9 +23,11 @@ export interface DedupeDeps {
 export type DedupeOutcome = 'processed' | 'duplicate' | 'in_progress';
 
 /**
- * Runs `work` at most once per event id, and refuses a signature seen before under another event id.
+ * Runs `work` at most once per event id, and, given the delivery's `signature`, refuses one seen before under
+ * another event id.
  *
- * The event id is not signed, so a captured delivery could come back with a fresh one. The replay
+ * X-Pay-Event-Id is not signed, so a captured delivery could come back with a fresh one. When the payload
+ * carries the event id, verify refused that already, and no signature is passed. Otherwise the replay
  * guard binds each signature to the first event id it arrives with (`sig:<signature>`), for as long
  * as its timestamp can pass the tolerance check, and never gives the binding back: not when the work
  * fails, not while it runs. The same bytes under their own event id are a retry or a duplicate; under
@@ -36,19 +38,21 @@ export type DedupeOutcome = 'processed' | 'duplicate' | 'in_progress';
  * is completed when it succeeds and released when it fails, so the sender's retry runs it again.
  * A store that fails to bind or claim throws STORE_UNAVAILABLE; nothing is marked done that did not run.
  */
-export async function processOnce(deps: DedupeDeps, eventId: string, signature: string, work: () => Awaitable<void>): Promise<DedupeOutcome> {
+export async function processOnce(deps: DedupeDeps, eventId: string, signature: string | undefined, work: () => Awaitable<void>): Promise<DedupeOutcome> {
   const { store, leaseMs, renewer } = deps;
   const eventKey = `evt:${eventId}`;
   const claimedAt = performance.now();
   // A store that answers at once (the memory store) is not waited for: each await is a turn of the event loop.
-  let bound: string | undefined;
-  try {
-    const answer = store.bind(`sig:${signature}`, eventId, deps.signatureRetentionMs);
-    bound = isPending(answer) ? await answer : answer;
-  } catch (error) {
-    throw storeUnavailable(deps, eventId, error);
+  if (signature !== undefined) {
+    let bound: string | undefined;
+    try {
+      const answer = store.bind(`sig:${signature}`, eventId, deps.signatureRetentionMs);
+      bound = isPending(answer) ? await answer : answer;
+    } catch (error) {
+      throw storeUnavailable(deps, eventId, error);
+    }
+    if (bound !== undefined && bound !== eventId) throw replayed(deps, eventId);
   }
-  if (bound !== undefined && bound !== eventId) throw replayed(deps, eventId);
   let evt: ClaimResult;
   try {
     const answer = store.claim(eventKey, leaseMs);

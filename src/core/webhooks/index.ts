@@ -12,7 +12,7 @@ import { selectHmac, type Hmac, type HmacFactory } from './hmac.js';
 import { resolveWebhookOptions, type WebhookOptions } from './options.js';
 import { LeaseRenewer } from './lease-renewer.js';
 import { webhookRoute } from './route.js';
-import { verifyDelivery, type VerifiedWebhook, type VerifyInput } from './verify.js';
+import { verifyDelivery, type CheckedDelivery, type VerifiedWebhook, type VerifyInput } from './verify.js';
 
 /** What `verifySafe` answers: the verified delivery, or why it must not be trusted. */
 export type VerifySafeResult =
@@ -84,11 +84,14 @@ export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
   const load = (): Hmac | Promise<Hmac> => hmac ?? (typeof source === 'function' ? build(source) : (pending ??= source.then(build)));
 
   // At once with node:crypto once its keys are built; a promise the first time, or with WebCrypto.
-  const verifyNow = (input: VerifyInput): Awaitable<VerifiedWebhook> => {
+  const verifyNow = (input: VerifyInput): Awaitable<CheckedDelivery> => {
     const h = load();
     return isPending(h) ? h.then((built) => verifyDelivery(built, verifyPolicy, input)) : verifyDelivery(h, verifyPolicy, input);
   };
-  const verify = async (input: VerifyInput): Promise<VerifiedWebhook> => verifyNow(input ?? ({} as VerifyInput));
+  const verify = async (input: VerifyInput): Promise<VerifiedWebhook> => {
+    const { eventId, timestamp, payload, secretIndex } = await verifyNow(input ?? ({} as VerifyInput));
+    return { eventId, timestamp, payload, secretIndex };
+  };
 
   return {
     verify,

@@ -7,11 +7,11 @@ import type { Logger, PayRequest, PayResponse } from '../types.js';
 import { processOnce, type DedupeDeps } from './dedupe.js';
 import type { Dispatcher } from './dispatch.js';
 import { bodyNotRawFor, WebhookHandlerError, WebhookVerificationError } from './errors.js';
-import type { VerifiedWebhook, VerifyInput } from './verify.js';
+import type { CheckedDelivery, VerifyInput } from './verify.js';
 
 export interface WebhookRouteDeps {
   /** At once when it can (node:crypto): the hot path waits for nothing it need not. */
-  verify: (input: VerifyInput) => Awaitable<VerifiedWebhook>;
+  verify: (input: VerifyInput) => Awaitable<CheckedDelivery>;
   dispatcher: Dispatcher;
   dedupe: DedupeDeps;
   logger: Logger;
@@ -40,7 +40,7 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
         logger.error({ code: error.code, reason: error.message, eventId: claimedEventId(request.headers) }, 'webhook refused: the body reached paywidget-server already parsed or read; every delivery fails (500, so the sender retries) until the app is fixed');
         throw loggedWhereItArose(error);
       }
-      let verified: VerifiedWebhook;
+      let verified: CheckedDelivery;
       try {
         const checked = deps.verify({ rawBody: request.rawBody, headers: request.headers });
         verified = isPending(checked) ? await checked : checked;
@@ -50,7 +50,8 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
         throw error;
       }
       const { eventId, timestamp, payload } = verified;
-      const signature = getHeader(request.headers, 'x-pay-signature') as string;
+      // An event id the signed payload carries needs no replay guard: another id for these bytes was refused in verify.
+      const signature = verified.idSigned ? undefined : getHeader(request.headers, 'x-pay-signature') as string;
 
       let outcome;
       try {

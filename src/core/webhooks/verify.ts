@@ -36,6 +36,12 @@ export interface VerifiedWebhook {
   secretIndex: number;
 }
 
+/** What the route gets: also whether the event id was checked against the signed payload's. */
+export interface CheckedDelivery extends VerifiedWebhook {
+  /** X-Pay-Event-Id equals the id in the signed payload: the event id is as good as signed. */
+  idSigned: boolean;
+}
+
 export interface VerifyPolicy {
   toleranceSeconds: number | false;
   maxBodyBytes: number;
@@ -55,7 +61,7 @@ const MILLISECONDS_ABOVE = 1e11;
  * Checks a delivery: raw body, headers, signature (constant time, any secret), timestamp window, JSON.
  * Synchronous when the Hmac is (node:crypto); a Promise with WebCrypto.
  */
-export function verifyDelivery(hmac: Hmac, policy: VerifyPolicy, input: VerifyInput): VerifiedWebhook | Promise<VerifiedWebhook> {
+export function verifyDelivery(hmac: Hmac, policy: VerifyPolicy, input: VerifyInput): CheckedDelivery | Promise<CheckedDelivery> {
   const body = toSignedBody(input.rawBody, policy.maxBodyBytes);
   const headers = input.headers ?? {};
   const signature = getHeader(headers, 'x-pay-signature');
@@ -73,7 +79,7 @@ export function verifyDelivery(hmac: Hmac, policy: VerifyPolicy, input: VerifyIn
     : index.then((i) => accept(hmac, policy, body, timestamp, eventId, i));
 }
 
-function accept(hmac: Hmac, policy: VerifyPolicy, body: SignedBody, timestampHeader: string, eventId: string, secretIndex: number): VerifiedWebhook {
+function accept(hmac: Hmac, policy: VerifyPolicy, body: SignedBody, timestampHeader: string, eventId: string, secretIndex: number): CheckedDelivery {
   if (secretIndex < 0) throw signatureMismatch(policy.secretCount, typeof body === 'string');
   const timestamp = Number(timestampHeader);
   const tolerance = policy.toleranceSeconds;
@@ -95,7 +101,7 @@ function accept(hmac: Hmac, policy: VerifyPolicy, body: SignedBody, timestampHea
   // Checked before the replay guard binds the signature: a copy sent first under another id must not take it.
   const signedId = policy.payloadEventId(payload);
   if (signedId !== undefined && signedId !== eventId) throw eventIdMismatch(eventId, signedId);
-  return { eventId, timestamp, payload, secretIndex };
+  return { eventId, timestamp, payload, secretIndex, idSigned: signedId !== undefined };
 }
 
 /** The body as bytes or text, without copying; anything else (a parsed object) is refused with the framework fix. */

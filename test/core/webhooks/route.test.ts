@@ -169,6 +169,31 @@ describe('POST /webhooks: exactly once per event id', () => {
   });
 });
 
+describe('POST /webhooks: a payload that carries its event id', () => {
+  it('needs no replay guard: the same bytes under another id are refused by verify, and no signature is kept', async () => {
+    const bound: string[] = [];
+    class Recording extends MemoryClaimStore {
+      override bind(key: string, value: string, ttlMs: number) {
+        bound.push(key);
+        return super.bind(key, value, ttlMs);
+      }
+    }
+    const { pay } = payWithClock({ stores: { claims: new Recording() } });
+    let runs = 0;
+    pay.webhooks.onAny(() => void runs++);
+    const d = delivery({ ...paid, id: 'evt_signed' }, { eventId: 'evt_signed' });
+    expect((await post(pay, d)).json).toEqual({ received: true });
+    expect((await post(pay, d)).json).toEqual({ received: true, duplicate: true });
+    expect((await post(pay, { ...d, headers: { ...d.headers, 'x-pay-event-id': 'evt_other' } })).json.error?.code).toBe('WEBHOOK_EVENT_ID_MISMATCH');
+    expect(runs).toBe(1);
+    expect(bound).toEqual([]);
+    // Without an id in the payload, the guard binds the signature as before.
+    expect((await post(pay, delivery(paid, { eventId: 'evt_bare' }))).status).toBe(200);
+    expect(bound).toHaveLength(1);
+    expect(bound[0]).toMatch(/^sig:[0-9a-f]{64}$/);
+  });
+});
+
 describe('POST /webhooks: the replay guard', () => {
   it('refuses a captured delivery replayed with a new event id, without running a handler', async () => {
     const { pay } = payWithClock();
