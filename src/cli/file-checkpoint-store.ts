@@ -38,7 +38,19 @@ export class FileCheckpointStore implements CheckpointStore {
 
   async set(key: string, value: string): Promise<void> {
     await this.beforeSet();
-    const all = { ...(await this.read()), [key]: value };
+    await this.write({ ...(await this.read()), [key]: value });
+  }
+
+  /**
+   * Puts back a value read earlier (undefined: none), without `beforeSet`: for a run whose output went where
+   * it cannot be trusted to have arrived (a reader that went away), whose position must not stand.
+   */
+  async restore(key: string, value: string | undefined): Promise<void> {
+    const { [key]: _dropped, ...others } = await this.read();
+    await this.write(value === undefined ? others : { ...others, [key]: value });
+  }
+
+  private async write(all: Record<string, string>): Promise<void> {
     try {
       await replaceFile(this.path, `${JSON.stringify(all, null, 2)}\n`, { sync: true });
     } catch (error) {

@@ -1,11 +1,12 @@
 /** Where `orders sync` writes its NDJSON: stdout or the --out file, flushed to disk before each checkpoint save. */
-import { createWriteStream, fdatasync, open as openCallback } from 'node:fs';
+import { createWriteStream, fdatasync, fstat as fstatCallback, open as openCallback } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { EXIT, ExitError, type CliIo } from './io.js';
 import { cutTornLine } from './torn-line.js';
 
 const openFile = promisify(openCallback);
+const fstat = promisify(fstatCallback);
 
 /** Resolves when the stream takes more, or will never again (an error or a close). */
 export function drained(stream: Writable): Promise<void> {
@@ -32,6 +33,17 @@ export function syncToDisk(stream: Writable): Promise<void> {
   });
 }
 const UNSYNCABLE = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP']);
+
+/**
+ * Whether the stream is a pipe or a socket, whose reader may not have read what it took: stopped together with
+ * it (Ctrl-C reaches the whole pipeline), `gzip` or `psql` leave a cut file or a rolled-back load.
+ */
+export async function writesToPipe(stream: Writable): Promise<boolean> {
+  const fd = (stream as { fd?: unknown }).fd;
+  if (typeof fd !== 'number') return false;
+  const stats = await fstat(fd).catch(() => undefined);
+  return stats !== undefined && (stats.isFIFO() || stats.isSocket());
+}
 
 const PATH_ERRORS = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'EROFS']);
 

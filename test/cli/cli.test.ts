@@ -1,10 +1,12 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { appendFile, link, lstat, mkdir, mkdtemp, open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { lockCheckpointFile } from '../../src/cli/checkpoint-lock.js';
@@ -358,17 +360,52 @@ describe('paywidget CLI', () => {
     expect(rest.at(-1)).toBe(sb.commerce.orderCount);
   });
 
-  it('orders sync stopped by a reader that went away (| head) says so and exits 130, not 0, and resumes', async () => {
+  it('orders sync stopped by a reader that went away (| head) exits 130 and leaves the position where the run started: what the reader lost is written again', async () => {
     const checkpoint = join(dir, 'head.checkpoint.json');
+    // A position from an earlier run, stopped part-way (Ctrl-C) with its orders in a file.
+    const controller = new AbortController();
+    let written = 0;
+    const earlier = sink({ onWrite: () => void (++written === 60 && controller.abort()) });
+    expect((await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50'], { stdout: earlier, signal: controller.signal })).code).toBe(130);
+    const before = await readFile(checkpoint, 'utf8');
+    const position = (JSON.parse(JSON.parse(before)['orders-sync']) as { lastEntityId: number }).lastEntityId;
+    expect(position).toBeGreaterThan(0);
+
     let count = 0;
     const head = sink({ onWrite: () => (++count > 120 ? Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }) : undefined) });
     const first = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50'], { stdout: head });
     expect(first.code).toBe(130);
-    expect(first.stderr).toBe('Stopped: the reader of the output went away. Run the same command to continue.\n');
-    const saved = JSON.parse(JSON.parse(await readFile(checkpoint, 'utf8'))['orders-sync']) as { lastEntityId: number };
+    expect(first.stderr).toBe('Stopped: the reader of the output went away. The checkpoint is left where this run started, since what the reader of the output did not read is lost with it: run the same command to continue (those orders are written again).\n');
+    expect(await readFile(checkpoint, 'utf8')).toBe(before);
     const second = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50']);
     expect(second.code).toBe(0);
-    expect(lines(second.stdout)[0]!.entity_id).toBe(saved.lastEntityId + 1);
+    expect(lines(second.stdout)[0]!.entity_id).toBe(position + 1);
+  });
+
+  it('orders sync into a pipe stopped by Ctrl-C (which stops its reader too) leaves the position where the run started', async () => {
+    const checkpoint = join(dir, 'pipe.checkpoint.json');
+    const fifo = join(dir, 'orders.fifo');
+    await promisify(execFile)('mkfifo', [fifo]);
+    const reader = createReadStream(fifo);
+    const writer = createWriteStream(fifo);
+    await once(writer, 'open');
+    const controller = new AbortController();
+    let received = '';
+    reader.on('data', (chunk: string | Buffer) => {
+      received += chunk.toString();
+      if (received.split('\n').length > 100) controller.abort();
+    });
+    try {
+      const stopped = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50'], { stdout: { stream: writer, text: () => received }, signal: controller.signal });
+      expect(stopped.code).toBe(130);
+      expect(stopped.stderr).toMatch(/^Stopped after \d+ orders\. The checkpoint is left where this run started/);
+    } finally {
+      writer.end();
+      reader.destroy();
+    }
+    expect(JSON.parse(await readFile(checkpoint, 'utf8'))).toEqual({});
+    const next = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50']);
+    expect(lines(next.stdout)[0]!.entity_id).toBe(1);
   });
 
   it('orders sync refuses a checkpoint another sync is using (exit 75), and leaves no lock behind', async () => {

@@ -10,7 +10,7 @@ import { checkWindow, parseCliDate } from '../dates.js';
 import { lockCheckpointFile } from '../checkpoint-lock.js';
 import { FileCheckpointStore } from '../file-checkpoint-store.js';
 import { commandGroup, EXIT, ExitError, parse, UsageError, wholeNumber, write, type CliIo, type Command, printHelp, warnOn } from '../io.js';
-import { drained, output, syncToDisk } from '../ndjson-output.js';
+import { drained, output, syncToDisk, writesToPipe } from '../ndjson-output.js';
 import { ProgressBar } from '../progress.js';
 import { sharedStores } from '../shared-stores.js';
 
@@ -91,7 +91,9 @@ Options:
   -h, --help         this help
 
 A progress bar is drawn on stderr when it is a terminal (and the orders do not go to it too). Ctrl-C stops after the current order and
-saves the position (exit code 130), as does a reader that goes away (| head). Orders are delivered
+saves the position (exit code 130). Into a pipe, a stop (Ctrl-C, which stops the reader too, or a reader that
+goes away: | head) leaves the position where the run started, since what the reader had not read is lost with
+it; the next run writes those orders again. Orders are delivered
 at least once: after a crash, up to one page may be written again, and a run writes again the orders
 of the previous run's last minute; key on entity_id when loading them. An output file (--out, or
 stdout redirected to a file) is synced to disk before the checkpoint moves, so not even a power loss
@@ -165,7 +167,10 @@ interface SyncArgs {
 /** The sync itself, once the command line is checked and the checkpoint is ours. */
 async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<number> {
   const { status, createdFrom, createdTo, pageSize } = values;
-  const resuming = values.checkpoint !== undefined && (await new FileCheckpointStore(values.checkpoint).get(SYNC_CHECKPOINT)) !== undefined;
+  /** The position this run starts from, put back when what it wrote may not have reached its reader. */
+  const startedFrom = values.checkpoint === undefined ? undefined : await new FileCheckpointStore(values.checkpoint).get(SYNC_CHECKPOINT);
+  const resuming = startedFrom !== undefined;
+  const toPipe = values.out === undefined && (await writesToPipe(io.stdout));
   let failed: Error | undefined;
   const stopOnError = new AbortController();
   const out = output(io, values.out, resuming, (error) => {
@@ -213,9 +218,14 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
     bar?.finish();
     await out.close().catch((error: Error) => void (failed ??= error));
   }
+  // What a pipe took, its reader may not have read: lost with a reader that went away, or one stopped with this run (Ctrl-C
+  // reaches the whole pipeline). Its position must not stand, or the next run would skip those orders.
+  const unread = isBrokenPipe(failed) || summary === undefined || (toPipe && !summary.complete);
+  if (unread && values.checkpoint !== undefined) await new FileCheckpointStore(values.checkpoint).restore(SYNC_CHECKPOINT, startedFrom);
+  const leftAtStart = values.checkpoint ? ' The checkpoint is left where this run started, since what the reader of the output did not read is lost with it: run the same command to continue (those orders are written again).' : '';
   if (isBrokenPipe(failed) || summary === undefined) {
     // `| head`: the reader had enough, but the sync did not finish, which a script (pipefail) must be able to tell.
-    await write(io.stderr, `Stopped: the reader of the output went away.${values.checkpoint ? ' Run the same command to continue.' : ''}\n`).catch(() => {});
+    await write(io.stderr, `Stopped: the reader of the output went away.${leftAtStart}\n`).catch(() => {});
     return EXIT.interrupted;
   }
   if (failed) throw failed;
@@ -224,7 +234,8 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
   const where = summary.position === undefined ? '' : `; position: entity_id ${summary.position}`;
   const rate = `${Math.round(summary.ratePerSecond).toLocaleString('en-US')}/s`;
   if (!summary.complete) {
-    await write(io.stderr, `Stopped after ${summary.delivered} orders${where}.${values.checkpoint ? ' Run the same command to continue.' : ''}\n`);
+    const next = unread ? leftAtStart : values.checkpoint ? ' Run the same command to continue.' : '';
+    await write(io.stderr, `Stopped after ${summary.delivered} orders${unread ? '' : where}.${next}\n`);
     return EXIT.interrupted;
   }
   await write(io.stderr, `Synced ${summary.delivered} orders in ${(summary.elapsedMs / 1000).toFixed(1)} s (${rate})${where}.\n`);
