@@ -1,5 +1,6 @@
 /** Where `orders sync` writes its NDJSON: stdout or the --out file, flushed to disk before each checkpoint save. */
 import { createWriteStream, fdatasync, fstat as fstatCallback, open as openCallback } from 'node:fs';
+import { realpath, rename, rm, stat } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { EXIT, ExitError, type CliIo } from './io.js';
@@ -52,15 +53,25 @@ export interface Output {
   /** The stream if it is open: stdout always is. */
   readonly current: Writable | undefined;
   open(): Promise<Writable>;
-  close(): Promise<void>;
+  /** Ends the output; a whole-file one (see `output`) replaces the file when the run is `complete`, else is dropped. */
+  close(complete: boolean): Promise<void>;
+}
+
+/** How the --out file is written: appended to (resuming from a checkpoint), or started over (`whole`: replaced only when the run completes). */
+export interface OutputMode {
+  append: boolean;
+  /** No checkpoint: a run that stops part-way has no next run to finish the file, so it leaves the old one as it was. */
+  whole: boolean;
 }
 
 /**
  * A run that fails before its first order (no configuration, a refused login, a platform that is down)
- * leaves the --out file as it was, instead of an empty one. `onError` gets the stream's errors, those
- * of the file naming --out.
+ * leaves the --out file as it was, instead of an empty one; without a checkpoint, so does any run that does not
+ * finish (its orders go to a file of their own, renamed over --out at the end), rather than leave half of an export
+ * in place of yesterday's. `onError` gets the stream's errors, those of the file naming --out.
  */
-export function output(io: CliIo, file: string | undefined, append: boolean, onError: (error: Error) => void): Output {
+export function output(io: CliIo, file: string | undefined, mode: OutputMode, onError: (error: Error) => void): Output {
+  const { append } = mode;
   if (!file) {
     io.stdout.on('error', onError);
     // stdout outlives the run (main() called again in one process): leave it as it was found.
@@ -69,21 +80,46 @@ export function output(io: CliIo, file: string | undefined, append: boolean, onE
   const named = (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' ? error : new ExitError(`Cannot write --out ${file} (${error.message}).${PATH_ERRORS.has(error.code ?? '') ? ' Check the path: its directory must exist and be writable.' : ''}`, EXIT.failed));
   let stream: Writable | undefined;
   let opening: Promise<Writable> | undefined;
+  /** Where a whole-file run writes until it completes; undefined when it writes --out itself. */
+  let temporary: string | undefined;
+  /** Whole only over a regular file (or none yet), through its links: renamed over /dev/full or a FIFO, it would replace them. */
+  const target = async () => {
+    const real = await realpath(file).catch(() => file);
+    const stats = await stat(real).catch(() => undefined);
+    return { real, whole: mode.whole && !append && (stats === undefined || stats.isFile()) };
+  };
+  let real = file;
   const open = () => (opening ??= (async () => {
     try {
       if (append) await cutTornLine(file);
-      const fd = await openFile(file, append ? 'a' : 'w');
-      stream = createWriteStream(file, { fd }).on('error', (error) => onError(named(error)));
+      const where = await target();
+      real = where.real;
+      if (where.whole) temporary = `${real}.${process.pid}.tmp`;
+      const path = temporary ?? file;
+      const fd = await openFile(path, append ? 'a' : 'w');
+      stream = createWriteStream(path, { fd }).on('error', (error) => onError(named(error)));
       return stream;
     } catch (error) {
       throw named(error as NodeJS.ErrnoException);
     }
   })());
+  const end = () => new Promise<void>((resolve, reject) => (stream ? stream.end((error?: Error | null) => (error ? reject(named(error)) : resolve())) : resolve()));
   return {
     get current() {
       return stream;
     },
     open,
-    close: () => new Promise((resolve, reject) => (stream ? stream.end((error?: Error | null) => (error ? reject(named(error)) : resolve())) : resolve())),
+    async close(complete) {
+      if (temporary === undefined) return end();
+      try {
+        if (complete) await syncToDisk(stream!);
+        await end();
+        if (complete) await rename(temporary, real);
+      } catch (error) {
+        throw named(error as NodeJS.ErrnoException);
+      } finally {
+        await rm(temporary, { force: true }).catch(() => {});
+      }
+    },
   };
 }

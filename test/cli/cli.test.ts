@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { appendFile, link, lstat, mkdir, mkdtemp, open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, link, lstat, mkdir, mkdtemp, open, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -317,6 +317,42 @@ describe('paywidget CLI', () => {
     // A fresh run (no checkpoint position) starts the file over.
     await run(['orders', 'sync', '--out', out, '--status', 'complete']);
     expect(lines(await readFile(out, 'utf8')).map((o) => o.entity_id)).toEqual(range(1, count + 1).filter((id) => sb.commerce.order(id)!.status === 'complete'));
+  });
+
+  it('orders sync without a checkpoint replaces the --out file only when it finishes: a run stopped or failed part-way leaves the old export', async () => {
+    const out = join(dir, 'export.ndjson');
+    const yesterday = '{"entity_id":1,"yesterday":true}\n';
+    await writeFile(out, yesterday);
+    const temporary = `${out}.${process.pid}.tmp`;
+    /** Runs the sync, calling `midway` once its first orders reached the file it writes. */
+    const part = async (midway: (slow: string) => void, signal?: AbortSignal) => {
+      const slow = sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', latencyMs: 150, times: Infinity });
+      const watch = setInterval(() => void stat(temporary).then((s) => s.size > 0 && (clearInterval(watch), midway(slow)), () => {}), 5);
+      try {
+        return await run(['orders', 'sync', '--out', out, '--page-size', '50'], signal ? { signal } : {});
+      } finally {
+        clearInterval(watch);
+        sb.commerce.faults.remove(slow);
+      }
+    };
+    const controller = new AbortController();
+    const stopped = await part(() => controller.abort(), controller.signal);
+    expect(stopped.code).toBe(130);
+    expect(stopped.stderr).toMatch(new RegExp(`^Stopped after \\d+ orders(; position: entity_id \\d+)?\\. --out ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is left as it was`));
+    expect(await readFile(out, 'utf8')).toBe(yesterday);
+    let down: string | undefined;
+    // The first matching fault applies: the latency one goes, and every search after fails.
+    const failed = await part((slow) => {
+      sb.commerce.faults.remove(slow);
+      down ??= sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 500, times: Infinity });
+    });
+    sb.commerce.faults.remove(down!);
+    expect(failed.code).toBe(1);
+    expect(await readFile(out, 'utf8')).toBe(yesterday);
+    await expect(stat(temporary)).rejects.toMatchObject({ code: 'ENOENT' });
+    // Finished, it replaces the file whole.
+    expect((await run(['orders', 'sync', '--out', out, '--page-size', '50'])).code).toBe(0);
+    expect(lines(await readFile(out, 'utf8')).map((o) => o.entity_id)).toEqual(range(1, sb.commerce.orderCount));
   });
 
   it('orders sync leaves the --out file as it was when the run fails before its first order, and names --out when it cannot write', async () => {

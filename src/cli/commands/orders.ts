@@ -86,7 +86,8 @@ Options:
                      that entered the status, say: a pending order paid since). One filter per FILE.
                      One run at a time per FILE (FILE.lock): another exits 75
   --out FILE         write to FILE instead of stdout (appended to when resuming from a checkpoint,
-                     after cutting a last line a stopped run left unfinished)
+                     after cutting a last line a stopped run left unfinished; without --checkpoint,
+                     replaced only once the run finishes, so a stopped or failed one leaves it as it was)
   --page-size N      orders per request (default 100; lowered automatically to the platform's cap)
   -h, --help         this help
 
@@ -173,7 +174,7 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
   const toPipe = values.out === undefined && (await writesToPipe(io.stdout));
   let failed: Error | undefined;
   const stopOnError = new AbortController();
-  const out = output(io, values.out, resuming, (error) => {
+  const out = output(io, values.out, { append: resuming, whole: values.checkpoint === undefined }, (error) => {
     failed ??= error;
     stopOnError.abort();
   });
@@ -216,7 +217,7 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
     if (!isBrokenPipe(failed)) throw error;
   } finally {
     bar?.finish();
-    await out.close().catch((error: Error) => void (failed ??= error));
+    await out.close(summary?.complete === true && !failed).catch((error: Error) => void (failed ??= error));
   }
   // What a pipe took, its reader may not have read: lost with a reader that went away, or one stopped with this run (Ctrl-C
   // reaches the whole pipeline). Its position must not stand, or the next run would skip those orders.
@@ -234,7 +235,7 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
   const where = summary.position === undefined ? '' : `; position: entity_id ${summary.position}`;
   const rate = `${Math.round(summary.ratePerSecond).toLocaleString('en-US')}/s`;
   if (!summary.complete) {
-    const next = unread ? leftAtStart : values.checkpoint ? ' Run the same command to continue.' : '';
+    const next = unread ? leftAtStart : values.checkpoint ? ' Run the same command to continue.' : values.out ? ` --out ${values.out} is left as it was: without --checkpoint, only a run that finishes replaces it.` : '';
     await write(io.stderr, `Stopped after ${summary.delivered} orders${unread ? '' : where}.${next}\n`);
     return EXIT.interrupted;
   }
