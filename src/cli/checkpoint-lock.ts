@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { link, open, readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname, uptime } from 'node:os';
 import { dirname } from 'node:path';
@@ -24,7 +25,8 @@ const MISSED_HEARTBEATS = 6;
  * interval) would both write every order and race to save the position. The lock is `<file>.lock`,
  * naming the run that holds it: written whole to a file of its own, then hard-linked into place, which
  * fails while another run holds it, so a lock is never seen empty or half-written. A lock left by a run
- * that died (on this host: its pid is gone, or is this very process, or it predates the last boot) is
+ * that died (on this host: its pid is gone, or is this very process, or is another process's started since, or it
+ * predates the last boot) is
  * taken over. So is one from another host whose run stopped touching it (its heartbeat): the only sign of
  * life that reaches across hosts, such as to a container restarted under a new hostname on a shared volume.
  * Written by hand rather than with a lock library: a hard link, a pid check and a touch are all it
@@ -153,6 +155,9 @@ function isGone(owner: LockOwner): boolean {
   if (owner.host !== hostname()) return false;
   if (owner.pid === process.pid) return !heldHere.has(owner.token);
   if (Date.parse(owner.startedAt) < Date.now() - uptime() * 1000 - BOOT_MARGIN_MS) return true;
+  // A pid in use again (containers hand out low pids quickly): its process started after the lock was written.
+  const started = processStartMs(owner.pid);
+  if (started !== undefined && started > Date.parse(owner.startedAt) + PID_REUSE_MARGIN_MS) return true;
   try {
     process.kill(owner.pid, 0); // signal 0: only asks whether the process exists
     return false;
@@ -161,8 +166,26 @@ function isGone(owner: LockOwner): boolean {
   }
 }
 
+/** The boot time in /proc/stat is in whole seconds, and a start time in clock ticks. */
+const PID_REUSE_MARGIN_MS = 2_000;
+
+/** When process `pid` started, in ms since the epoch, from Linux's /proc; undefined elsewhere, or when it is gone. */
+function processStartMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command name (which may hold spaces and parentheses), field 22 of stat(5): the start, in ticks since boot.
+    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    const boot = /^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1];
+    // USER_HZ, the unit of /proc's clock ticks, is 100 on Linux whatever the kernel's HZ.
+    return Number.isFinite(ticks) && boot !== undefined ? Number(boot) * 1000 + ticks * 10 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function busy(file: string, path: string, owner: LockOwner | undefined): ExitError {
   const who = owner ? `pid ${owner.pid} on ${owner.host}, started ${owner.startedAt}` : 'a run whose lock file cannot be read';
-  const wait = owner?.heartbeatMs ? ` A lock its run stops touching is taken over after ${Math.round((owner.heartbeatMs * MISSED_HEARTBEATS) / 1000)} s.` : '';
+  // On this host the pid decides, not the heartbeat: the wait applies to a lock from another host only.
+  const wait = owner?.heartbeatMs && owner.host !== hostname() ? ` A lock its run stops touching is taken over after ${Math.round((owner.heartbeatMs * MISSED_HEARTBEATS) / 1000)} s.` : '';
   return new ExitError(`another 'paywidget orders sync' is using the checkpoint ${file} (${who}). Let it finish, or if it is no longer running, delete ${path}.${wait}`, EXIT.busy);
 }

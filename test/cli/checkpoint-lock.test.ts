@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { access, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,6 +108,27 @@ describe('lockCheckpointFile', () => {
     // The same live pid with a lock from now is a run in progress.
     await writeFile(`${file}.lock`, JSON.stringify({ pid: process.ppid, host: hostname(), startedAt: new Date().toISOString(), token: 't' }));
     expect((await refusal(file)).exitCode).toBe(75);
+  });
+
+  it('takes over a lock whose pid another process took since (a pid reused), and says no heartbeat wait for a lock of this host', async () => {
+    const file = join(dir, 'reused-pid.json');
+    const lockedAt = new Date(Date.now() - 5_000).toISOString();
+    // A process started after the lock was written: the run that wrote it is gone, and its pid in use again.
+    const stranger = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      await once(stranger, 'spawn');
+      await writeFile(`${file}.lock`, JSON.stringify({ pid: stranger.pid, host: hostname(), startedAt: lockedAt, token: 't', heartbeatMs: 10_000 }));
+      const release = await lockCheckpointFile(file);
+      expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
+      await release();
+    } finally {
+      stranger.kill();
+    }
+    // A live process that started before its lock is the run holding it: refused, without the heartbeat sentence.
+    await writeFile(`${file}.lock`, JSON.stringify({ pid: process.ppid, host: hostname(), startedAt: new Date().toISOString(), token: 't', heartbeatMs: 10_000 }));
+    const refused = await refusal(file);
+    expect(refused.exitCode).toBe(75);
+    expect(refused.message).not.toContain('taken over after');
   });
 
   it("releases only its own lock: one that was taken over meanwhile stays", async () => {
