@@ -4,9 +4,11 @@
  *
  *   import { Redis } from 'ioredis';
  *   const redis = new Redis(process.env.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+ *   redis.on('error', (err) => console.warn('redis:', err.message));
  *   const pay = createPay({ stores: redisStores(redis) });
  *
- * Works with ioredis 5 and with the official `redis` client (v4 and later); neither is imported here.
+ * Works with ioredis 5 and with the official `redis` client (v4 and later); neither is imported here. Either
+ * needs an `error` listener: node-redis's error on a dropped connection would otherwise end the process.
  */
 import type { StoreOptions } from '../../core/stores/index.js';
 import { MAX_TIMER_MS } from '../../core/max-timer.js';
