@@ -7,7 +7,7 @@ import type { AdminTokenStore } from '../stores/admin-token-store.js';
 import type { Logger } from '../types.js';
 import { cutText } from '../well-formed.js';
 import { CommerceError, commerceFailure, commerceJson, describeMagentoError, MAX_PLATFORM_TEXT, parameterText, readMagentoError, type MagentoErrorBody } from './errors.js';
-import { decodeRefusal, encodeRefusal, failIfRefused, isRememberedRefusal, NO_REFUSAL, REFUSAL_KEY_SUFFIX, sharedRefusalTtlMs, type Refusal } from './login-refusal.js';
+import { REFUSAL_KEY_SUFFIX, RememberedRefusals, rememberedRefusal } from './login-refusal.js';
 
 export interface AdminTokenDeps {
   config: CommerceConfig;
@@ -53,12 +53,13 @@ interface Flight {
 export class AdminTokens {
   readonly #deps: AdminTokenDeps;
   readonly #key: string;
-  readonly #refusalKey: string;
   #inflight: Flight | undefined;
   /** This instance's copy of the last token it obtained, used only while the store is unreachable. */
   #local: { token: Secret; expiresAt: number } | undefined;
   #storeDown = false;
-  #refusal: Refusal | undefined;
+  readonly #refusals: RememberedRefusals;
+  /** The token whose rejection led to a refused login: never sent again (the store has no delete). */
+  #dead: Secret | undefined;
 
   constructor(deps: AdminTokenDeps) {
     this.#deps = deps;
@@ -66,7 +67,7 @@ export class AdminTokens {
     // works in every scope, so instances for two store views must share one refusal chain (and one token).
     const { url, username } = deps.config;
     this.#key = `paywidget:commerce-admin-token:${url}|${username}`;
-    this.#refusalKey = `${this.#key}${REFUSAL_KEY_SUFFIX}`;
+    this.#refusals = new RememberedRefusals(deps.store, `${this.#key}${REFUSAL_KEY_SUFFIX}`, deps.logger, () => this.#now());
   }
 
   /** A cached token, or a fresh one; `signal` stops the wait for a login. */
@@ -124,10 +125,12 @@ export class AdminTokens {
 
   async #refresh(rejected: string | undefined, flight: Flight): Promise<string> {
     const { signal } = flight.controller;
+    // Refused by the platform: never sent again, though it stays in the store (which has no delete) until a login replaces it.
+    if (rejected !== undefined) this.#dead = new Secret(rejected);
     const usable = (token: string | undefined) => (token !== undefined && token !== rejected ? token : undefined);
     const current = usable(await this.#read());
     if (current !== undefined) return current;
-    failIfRefused(this.#refusal, this.#now());
+    await this.#refusals.failIfRefused();
     const { store, logger, http } = this.#deps;
     const fetchAndCache = () => this.#fetchAndCache(rejected, flight);
     if (!store.acquireRefreshLock) return fetchAndCache();
@@ -171,7 +174,7 @@ export class AdminTokens {
    */
   async #read(): Promise<string | undefined> {
     const token = await this.#readAny();
-    return token !== undefined && token === this.#refusal?.dead?.reveal() ? undefined : token;
+    return token !== undefined && token === this.#dead?.reveal() ? undefined : token;
   }
 
   async #readAny(): Promise<string | undefined> {
@@ -190,28 +193,20 @@ export class AdminTokens {
   }
 
   async #fetchAndCache(rejected: string | undefined, flight: Flight): Promise<string> {
-    const dead = rejected !== undefined ? new Secret(rejected) : this.#refusal?.dead;
-    await this.#failIfRefusedHereOrElsewhere(dead);
+    await this.#refusals.failIfRefused();
+    // Every caller gave up while the store was read: no one waits for this login, and a new flight may send its own.
+    flight.controller.signal.throwIfAborted();
     let token: string;
     try {
       flight.sent = true;
       token = await this.#fetch();
     } catch (error) {
-      if (isRememberedRefusal(error)) {
-        const at = this.#now();
-        const count = (this.#refusal?.count ?? 0) + 1;
-        this.#refusal = { error, at, count, dead };
-        await this.#deps.store.set(this.#refusalKey, encodeRefusal(error, at, count), sharedRefusalTtlMs(count)).catch((storeError: unknown) => {
-          this.#deps.logger.warn({ err: storeError, service: 'commerce' }, 'admin token store failed to keep the refused login; other instances may try their own');
-        });
-      }
+      const remembered = rememberedRefusal(error, this.#deps.config.url);
+      if (remembered) await this.#refusals.remember(remembered);
       throw error;
     }
-    if (this.#refusal) {
-      // Refusals in a row end here, for the other instances too.
-      this.#refusal = undefined;
-      await this.#deps.store.set(this.#refusalKey, NO_REFUSAL, 1).catch(() => {});
-    }
+    this.#dead = undefined; // an older platform may answer a login with the token it refused before
+    await this.#refusals.forget();
     const ttlMs = tokenTtlMs(this.#deps.config.tokenLifetimeMs);
     this.#local = { token: new Secret(token), expiresAt: this.#now() + ttlMs };
     try {
@@ -220,21 +215,6 @@ export class AdminTokens {
       this.#deps.logger.warn({ err: error, service: 'commerce' }, 'admin token store failed to keep the new token; this instance uses its own copy');
     }
     return token;
-  }
-
-  /**
-   * Within the cooldown of the latest refused login, this instance's or one another instance shared
-   * through the store (adopted, so that it is not tried again here): its error, without logging in.
-   */
-  async #failIfRefusedHereOrElsewhere(dead: Secret | undefined): Promise<void> {
-    let shared: Omit<Refusal, 'dead'> | undefined;
-    try {
-      shared = decodeRefusal(await this.#deps.store.get(this.#refusalKey));
-    } catch {
-      // An unreachable store was reported by #read: the login goes ahead as without a store.
-    }
-    if (shared && shared.at > (this.#refusal?.at ?? -Infinity)) this.#refusal = { ...shared, dead };
-    failIfRefused(this.#refusal, this.#now());
   }
 
   #now(): number {

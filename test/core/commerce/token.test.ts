@@ -159,6 +159,68 @@ describe('admin token', () => {
     expect((await pay.orders.get(1)).entity_id).toBe(1);
   });
 
+  it('holds off the next login after one left unanswered (a time-out): the platform may have counted a refusal', async () => {
+    let clock = Date.UTC(2030, 0, 1);
+    // Three refused logins in a row lock the account: one login per call would lock it below, slow answers or not.
+    sb = await commerceSandbox({ orders: 5, lockoutFailures: 3 }, () => clock);
+    const slow = sb.commerce.faults.inject({ route: 'POST /rest/default/V1/integration/admin/token', latencyMs: 400, times: Infinity });
+    const pay = payFor(sb, { now: () => clock, commerce: { password: 'wrong-password' }, http: { attemptTimeoutMs: 150, totalTimeoutMs: 1_000, maxRetries: 0 } });
+    expect((await rejection(pay.orders.get(1))).code).toBe('UPSTREAM_TIMEOUT');
+    for (const id of [2, 3, 4]) {
+      const error = await rejection(pay.orders.get(id));
+      expect(error.code).toBe('UPSTREAM_TIMEOUT');
+      expect(error.message).toContain('got no answer in time, so whether the platform refused it is unknown');
+      expect(error.message).toContain('Remembered from the login left unanswered at 2030-01-01T00:00:00.000Z: no new login is tried before 2030-01-01T00:01:00.000Z');
+    }
+    // One login went out: the time-outs after it are remembered, not sent (a login the platform is slow to answer still reaches it).
+    expect(sb.commerce.faults.list().find((fault) => fault.id === slow)?.hits).toBe(1);
+    // With the platform quick and the password right again, the login after the cooldown works: the account was never locked.
+    sb.commerce.faults.remove(slow);
+    sb.commerce.setPassword('wrong-password');
+    clock += 60_000;
+    expect((await pay.orders.get(1)).entity_id).toBe(1);
+  });
+
+  it('logs in again once the remembered refusal is cleared in the shared store, as its message says, on every instance', async () => {
+    const clock = Date.UTC(2030, 0, 1);
+    sb = await commerceSandbox({ orders: 5, twoFactor: true }, () => clock);
+    const adminTokens = new MemoryAdminTokenStore({ now: () => clock });
+    const [a, b] = [1, 2].map(() => payFor(sb!, { now: () => clock, stores: { adminTokens } }));
+    expect((await rejection(a!.orders.get(1))).code).toBe('COMMERCE_TWO_FACTOR_REQUIRED');
+    expect((await rejection(b!.orders.get(1))).message).toContain('Remembered from the login refused');
+    expect(sb.commerce.stats().tokenRequests).toBe(1);
+    // 2FA switched off for the API account, and the key ending in |login-refused cleared, as the message says.
+    sb.commerce.setTwoFactor(false);
+    await adminTokens.set(`paywidget:commerce-admin-token:${sb.commerceUrl}|${sb.commerceUsername}|login-refused`, 'none', 1);
+    expect((await a!.orders.get(1)).entity_id).toBe(1);
+    expect((await b!.orders.get(2)).entity_id).toBe(2);
+    expect(sb.commerce.stats().tokenRequests).toBe(2);
+  });
+
+  it('sends no login for a flight every caller left while it read the store, beside the one a later caller started', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    let gate: (() => void) | undefined;
+    let reads = 0;
+    /** A store without a refresh lock whose second read (inside the first flight) is slow, as I/O may be. */
+    class SlowStore extends MemoryAdminTokenStore {
+      override async get(key: string): Promise<string | undefined> {
+        const value = await super.get(key);
+        if (++reads === 2) await new Promise<void>((resolve) => (gate = resolve));
+        return value;
+      }
+    }
+    const pay = payFor(sb, { stores: { adminTokens: new SlowStore() } });
+    const controller = new AbortController();
+    const first = pay.orders.get(1, { signal: controller.signal }).then(() => undefined, (error: unknown) => error as Error);
+    await eventually(() => gate);
+    controller.abort(); // the only caller gives up while its flight reads the store
+    expect((await pay.orders.get(2)).entity_id).toBe(2); // a later caller's own flight logs in
+    gate!();
+    expect((await first)?.name).toBe('AbortError');
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a login the abandoned flight sent would have arrived
+    expect(sb.commerce.stats().tokenRequests).toBe(1);
+  });
+
   it('never locks the account, however long a wrong password stays: refusals in a row wait longer, up to past the lockout window', async () => {
     let clock = Date.UTC(2030, 0, 1);
     sb = await commerceSandbox({ orders: 5 }, () => clock); // Magento's defaults: the 6th refusal within 30 minutes of the last locks
