@@ -54,7 +54,7 @@ export interface PayOptions extends ConfigOptions {
 export interface Pay extends Router {
   /** The options once checked, environment fallbacks applied; the secrets in it never print. */
   readonly config: ResolvedConfig;
-  /** The largest body any route takes: adapters read a request's body up to it, and each route holds its own limit. */
+  /** The largest body any route takes; each route holds its own (`bodyLimit`), which the adapters read up to. */
   readonly maxBodyBytes: number;
   /**
    * Mints a widget token for this amount (minor units), currency and order, with the merchant credentials.
@@ -153,6 +153,7 @@ export function createPay(options: PayOptions = {}): Pay {
     routes: router.routes,
     matches: router.matches,
     hasRoute: router.hasRoute,
+    bodyLimit: router.bodyLimit,
     allowedMethods: router.allowedMethods,
     handle: router.handle,
     drain: webhooks.drain,

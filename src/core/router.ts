@@ -11,6 +11,8 @@ export interface Route {
   method: 'GET' | 'POST';
   /** Segments relative to the mount path; `:name` captures one segment. */
   path: string;
+  /** The largest body the route takes (413 past it): adapters read no further, and refuse a longer declared length at once. */
+  maxBodyBytes: number;
   handler: RouteHandler;
 }
 
@@ -25,6 +27,8 @@ export interface Router {
   matches(method: string, path: string): boolean;
   /** Whether a route runs for this method at this path (HEAD with GET's): only then is a body read. */
   hasRoute(method: string, path: string): boolean;
+  /** The body limit of the route that runs for this method at this path; undefined when none does (no body is read). */
+  bodyLimit(method: string, path: string): number | undefined;
   /** The methods one of our paths answers (HEAD with GET); empty when the path is not ours. */
   allowedMethods(path: string): string[];
   /** The core contract: a plain request in, a plain response out, or null when the path is not ours. */
@@ -71,6 +75,7 @@ export function createRouter(routes: Route[], logger: Logger): Router {
     // OPTIONS is left to the app (its CORS handling, say): the library has no preflight of its own.
     matches: (method, path) => method.toUpperCase() !== 'OPTIONS' && isKnown(method, path),
     hasRoute: (method, path) => findForMethod(method.toUpperCase(), path).route !== undefined,
+    bodyLimit: (method, path) => findForMethod(method.toUpperCase(), path).route?.maxBodyBytes,
     // No route answers OPTIONS, so every route of the path lands in `allowed`.
     allowedMethods: (path) => withHead(findForMethod('OPTIONS', path).allowed),
     async handle(request) {

@@ -2,6 +2,7 @@
  * One behavioural suite for every framework adapter. Each adapter test starts the real framework
  * over real HTTP (or hands real Fetch Requests to the Next App Router handlers) and runs this.
  */
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { IncomingMessage } from 'node:http';
@@ -108,7 +109,7 @@ export function describeAdapter(adapter: AdapterCase): void {
         },
         // A short attempt time-out, so the hanging upstream below fails fast.
         http: { maxRetries: 0, attemptTimeoutMs: 1500 },
-        // Webhooks take more than the JSON routes: the adapter reads up to the larger, each route holds its own.
+        // Webhooks take more than the JSON routes: the adapters read each route's body up to its own limit.
         maxBodyBytes: 64 * 1024,
         webhooks: { maxBodyBytes: 128 * 1024 },
       });
@@ -287,6 +288,28 @@ export function describeAdapter(adapter: AdapterCase): void {
       const atLimit = JSON.stringify({ orderId: 'order-at-limit', padding: 'x'.repeat(64 * 1024 - base.length) });
       expect((await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: atLimit })).status).toBe(200);
       expect(checkouts).toContain('order-at-limit');
+    });
+
+    it('answers a JSON route whose declared length passes its own limit 413 at once, not after waiting for a body webhooks could take', async () => {
+      // No socket to send a bare declaration over (the App Router has its own test); a parser in front waits for the body itself.
+      if (!app.webhookUrl || adapter.parserInFront) return;
+      const url = new URL(app.webhookUrl.replace(/\/webhooks$/, '/widget-token'));
+      // 96 KiB declared: past the JSON routes' 64 KiB, under the webhooks' 128 KiB. No byte of it is sent.
+      const head = `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: ${96 * 1024}\r\n\r\n`;
+      const statusLine = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(url.port), url.hostname, () => socket.write(head));
+        const timer = setTimeout(() => {
+          socket.destroy();
+          reject(new Error('no answer within 5 s: the route waited for a body its own limit refuses'));
+        }, 5_000);
+        socket.once('data', (chunk: Buffer) => {
+          clearTimeout(timer);
+          socket.destroy();
+          resolve(chunk.toString('latin1').split('\r\n')[0]!);
+        });
+        socket.once('error', reject);
+      });
+      expect(statusLine).toMatch(/^HTTP\/1\.1 413 /);
     });
 
     // Where the library reads the stream itself it refuses what it would misread (415); where a parser ran

@@ -167,6 +167,18 @@ describe('Next App Router: a handler called without its route context', () => {
   });
 });
 
+describe('Next App Router: a body declared past its route\'s own limit', () => {
+  it('answers 413 at once, not after waiting for a body the webhook route could take', async () => {
+    const handlers = createRouteHandlers(offlinePay({ maxBodyBytes: 1024, webhooks: { maxBodyBytes: 64 * 1024 }, resolveCheckout: () => ({ amount: 100, currency: 'EUR', orderId: 'o' }) }));
+    // A body that never comes: only the declared length can refuse it in time.
+    const stalled = new ReadableStream<Uint8Array>({ start() {} });
+    const request = new Request('http://shop.test/api/pay/widget-token', { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(8 * 1024) }, body: stalled, duplex: 'half' } as RequestInit);
+    const response = await handlers.POST(request, { params: Promise.resolve({ path: ['widget-token'] }) });
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('BODY_TOO_LARGE');
+  });
+});
+
 describe('Next App Router: redirect() or notFound() in a hook', () => {
   it('throws them on untouched, for Next to answer (307, 404), instead of answering 500 and logging a failure', async () => {
     const logger = captureLogger();

@@ -42,7 +42,8 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
     let response: PayResponse | null;
     try {
       // Only a route that runs reads the body, as in the Node bridge: a 405 or an OPTIONS answers whatever was sent.
-      const body = pay.hasRoute(request.method, path) ? await readBody(request, pay.maxBodyBytes) : {};
+      const limit = pay.bodyLimit(request.method, path);
+      const body = limit !== undefined ? await readBody(request, limit) : {};
       response = await pay.handle({ method: request.method, path, headers: request.headers, ...body, framework: 'next-app', native: request, signal: request.signal });
     } catch (error) {
       // redirect(), notFound() and the like in a hook: thrown on, for Next's route module to answer (307, 404...).

@@ -123,8 +123,8 @@ export function sendPayResponse(res: ServerResponse, response: PayResponse): voi
  */
 export async function handleNodeRequest(pay: Pay, req: IncomingMessage, res: ServerResponse, path: string, source?: NodeRequestSource): Promise<PayResponse | null> {
   try {
-    // Only a route that runs reads the body: a 405, an OPTIONS or another app's path answers whatever was sent.
-    const limit = pay.hasRoute(req.method ?? 'GET', path) ? pay.maxBodyBytes : undefined;
+    // Only a route that runs reads the body, up to its own limit: a 405, an OPTIONS or another app's path answers whatever was sent.
+    const limit = pay.bodyLimit(req.method ?? 'GET', path);
     return await pay.handle(await toPayRequest(req, path, limit, source, res));
   } catch (error) {
     return toPayError(error).toResponse();

@@ -40,6 +40,7 @@ export function reconcileRoute(deps: ReconcileRouteDeps): Route {
   return {
     method: 'POST',
     path: '/payments/:paymentId/reconcile',
+    maxBodyBytes: deps.maxBodyBytes,
     async handler(request, params) {
       const hookRequest = await authorizedRequest(deps, request);
       const paymentId = checkPaymentId(params.paymentId);
@@ -62,6 +63,7 @@ export function paymentRoute(deps: PaymentRouteDeps): Route {
   return {
     method: 'GET',
     path: '/payments/:paymentId',
+    maxBodyBytes: deps.maxBodyBytes,
     async handler(request, params) {
       await authorizedRequest(deps, request);
       const paymentId = checkPaymentId(params.paymentId);

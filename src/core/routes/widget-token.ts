@@ -21,6 +21,7 @@ export function widgetTokenRoute(deps: WidgetTokenRouteDeps): Route {
   return {
     method: 'POST',
     path: '/widget-token',
+    maxBodyBytes: deps.maxBodyBytes,
     async handler(request) {
       const hookRequest = await authorizedRequest(deps, request);
       if (!deps.resolveCheckout) {

@@ -110,6 +110,7 @@ export function createWebhooks(deps: WebhooksDeps): WebhooksWithRoute {
     drain: async (options) => background.drain(drainTimeout(options)),
     route: webhookRoute({
       verify: verifyNow,
+      maxBodyBytes: policy.maxBodyBytes,
       dispatcher,
       logger: deps.logger,
       dedupe: {

@@ -15,6 +15,8 @@ export interface WebhookRouteDeps {
   dispatcher: Dispatcher;
   dedupe: DedupeDeps;
   logger: Logger;
+  /** `webhooks.maxBodyBytes`: verify refuses a longer body; the adapters read no further. */
+  maxBodyBytes: number;
 }
 
 const RECEIVED = JSON.stringify({ received: true });
@@ -33,6 +35,7 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
   return {
     method: 'POST',
     path: '/webhooks',
+    maxBodyBytes: deps.maxBodyBytes,
     async handler(request) {
       if (request.rawBody === undefined) {
         const error = bodyNotRawFor(request);
