@@ -14,6 +14,12 @@ const textDecoder = new TextDecoder();
  * came chunked or compressed was held to the parser's own limit alone.
  */
 export function readJsonBody(request: PayRequest, limit: number): unknown {
+  // Refused whoever parsed it: a form parser in front (express.urlencoded(), @koa/bodyparser) would make it an object in
+  // one framework and leave it text in another, and a cross-site form can send one without asking first.
+  const form = formType(getHeader(request.headers, 'content-type'));
+  if (form !== undefined) {
+    throw new PayError('UNSUPPORTED_MEDIA_TYPE', `The request body is a form (${form}); paywidget-server's routes take JSON. Send it as JSON: fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(data) }).`);
+  }
   if (request.bodyUsed && request.rawBody === undefined && request.parsedBody === undefined) {
     const fix = readsNodeStreams(request.framework) ? STREAM_READ_FIX : HAND_OVER_UNREAD;
     throw new PayError('INVALID_INPUT', `The request body was read before paywidget-server got it, and cannot be read again. ${fix}`);
@@ -37,6 +43,12 @@ export function readJsonBody(request: PayRequest, limit: number): unknown {
   } catch (error) {
     throw new PayError('INVALID_JSON', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.', { cause: jsonSyntaxCause(error) });
   }
+}
+
+/** The form media type a Content-Type names, lowercased; undefined for any other. */
+function formType(contentType: string | undefined): string | undefined {
+  const type = contentType?.split(';', 1)[0]!.trim().toLowerCase();
+  return type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data' ? type : undefined;
 }
 
 /** Charsets whose bytes read the same as UTF-8. */

@@ -327,6 +327,13 @@ export function describeAdapter(adapter: AdapterCase): void {
       }
     });
 
+    it('refuses a form body on the JSON routes (415) in every framework, whether or not a form parser ran first', async () => {
+      const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'orderId=order-form' });
+      expect(response.status).toBe(415);
+      expect(JSON.parse(response.text).error).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining("headers: { 'content-type': 'application/json' }") });
+      expect(checkouts).not.toContain('order-form');
+    });
+
     it('refuses a JSON body declared in a charset other than UTF-8 (415), or takes the text a parser decoded', async () => {
       const body = Buffer.from(JSON.stringify({ orderId: 'café-latin1' }), 'latin1');
       const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json; charset=iso-8859-1' }, body });

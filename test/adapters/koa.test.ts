@@ -8,6 +8,7 @@ import { payRouter } from 'paywidget-server/koa';
 import { describeAdapter } from './behaviour.js';
 import { listen } from './listen.js';
 import { thrown } from '../helpers/pay-errors.js';
+import { payRecordingCheckouts } from './offline-pay.js';
 
 function appWith(setup: (app: Koa) => void, mount = '/pay') {
   const app = new Koa();
@@ -175,6 +176,23 @@ describe('payRouter: OPTIONS and allowedMethods()', () => {
     try {
       const preflight = await app.send({ method: 'OPTIONS', path: '/webhooks' });
       expect([preflight.status, preflight.headers.get('access-control-allow-methods'), preflight.headers.get('allow')]).toEqual([204, 'POST', null]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('Koa: a form body behind @koa/bodyparser', () => {
+  it('is refused on the JSON routes (415), as on Express behind express.urlencoded(): the same answer in every framework', async () => {
+    const { pay, seen } = payRecordingCheckouts();
+    const app = await appWith((koa) => {
+      koa.use(bodyParser()); // parses forms too, by default
+      koa.use(payRouter(pay, { prefix: '/pay' }).routes());
+    });
+    try {
+      const answer = await app.send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'orderId=f1' });
+      expect([answer.status, JSON.parse(answer.text).error.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+      expect(seen).toEqual([]);
     } finally {
       await app.close();
     }
