@@ -107,6 +107,15 @@ export const positiveMs = z.number(required('a whole number of milliseconds, suc
 // is sent, and fetch's error names the value, which would then reach the logs.
 const headerText = text.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces or line breaks (it is sent in an HTTP header)');
 
+/**
+ * A base URL as the library keeps it: scheme and host in lower case, no default port, no trailing slash. One platform
+ * spelled two ways (HTTP://Shop.example) is then one: one admin token, one refusal chain, one checkpoint source.
+ */
+function baseUrl(value: string): string {
+  const url = new URL(value);
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
 /** The path of a URL, or '' when it is not one (z.url has said so). */
 const pathOf = (value: string) => {
   try {
@@ -196,7 +205,7 @@ export function resolveConfig(options: ConfigOptions = {}): ResolvedConfig {
   const missing = (['apiUrl', 'merchantId', 'apiKey', 'webhookSecret'] as const).filter((k) => payment[k] === undefined).map((k) => `payment.${k}`);
   const { apiUrl, merchantId, apiKey, webhookSecret } = payment;
   return {
-    payment: apiUrl && merchantId && apiKey ? { apiUrl: apiUrl.replace(/\/+$/, ''), merchantId, apiKey: new Secret(apiKey) } : undefined,
+    payment: apiUrl && merchantId && apiKey ? { apiUrl: baseUrl(apiUrl), merchantId, apiKey: new Secret(apiKey) } : undefined,
     webhookSecrets: (webhookSecret === undefined ? [] : [webhookSecret].flat()).map((s) => new Secret(s)),
     missing,
     commerce,
@@ -268,7 +277,7 @@ export function resolveCommerceConfig(options: ConfigOptions = {}): { commerce: 
   // What is there is checked now, whatever is missing (a malformed URL is a mistake either way).
   const parsed = parseSection('commerce', commerceSchema.partial({ url: true, username: true, password: true }), input);
   return {
-    commerce: commerceMissing.length === 0 ? { ...parsed, url: parsed.url!.replace(/\/+$/, ''), username: parsed.username!, password: new Secret(parsed.password!) } : undefined,
+    commerce: commerceMissing.length === 0 ? { ...parsed, url: baseUrl(parsed.url!), username: parsed.username!, password: new Secret(parsed.password!) } : undefined,
     commerceMissing,
     http: parseSection('http', httpSchema, options.http ?? {}),
   };

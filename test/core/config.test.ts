@@ -65,6 +65,16 @@ describe('configuration', () => {
     expect(error.message).toContain('payment.webhookSecret (environment variable PAY_WEBHOOK_SECRET)');
   });
 
+  it('keeps each base URL in one spelling: scheme and host in lower case, no default port, no trailing slash', () => {
+    const pay = createPay({
+      env: {},
+      payment: { apiUrl: 'HTTPS://Pay.Example:443/Base/', merchantId: 'm', apiKey: 'k', webhookSecret: 'w' },
+      commerce: { url: 'HTTP://Shop.Example:80/', username: 'u', password: 'p' },
+    });
+    expect(pay.config.payment?.apiUrl).toBe('https://pay.example/Base');
+    expect(pay.config.commerce?.url).toBe('http://shop.example');
+  });
+
   it('a malformed URL is refused with the option named', () => {
     const error = configError(() => createPay({ env: { ...env, PAY_API_URL: 'ftp://nope' } }));
     expect(error.message).toContain('payment.apiUrl (environment variable PAY_API_URL) must be an http(s) URL');
