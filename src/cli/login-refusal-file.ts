@@ -1,7 +1,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { MemoryAdminTokenStore, type AdminTokenStore } from '../core/stores/admin-token-store.js';
-import { REFUSAL_KEY_SUFFIX } from '../core/commerce/login-refusal.js';
+import { NO_REFUSAL, REFUSAL_KEY_SUFFIX } from '../core/commerce/login-refusal.js';
 import { replaceFile } from './replace-file.js';
 
 /**
@@ -18,7 +18,8 @@ export class LoginRefusalFile implements AdminTokenStore {
   readonly #warn: (message: string) => void;
   #warned = false;
 
-  constructor(readonly path: string, warn: (message: string) => void = () => {}) {
+  /** `path` undefined: there is no state directory (no HOME), and a refusal is only said to be lost. */
+  constructor(readonly path: string | undefined, warn: (message: string) => void = () => {}) {
     this.#warn = warn;
   }
 
@@ -30,21 +31,27 @@ export class LoginRefusalFile implements AdminTokenStore {
 
   async set(key: string, value: string, ttlMs: number): Promise<void> {
     if (!key.endsWith(REFUSAL_KEY_SUFFIX)) return this.#tokens.set(key, value, ttlMs);
+    if (this.path === undefined) {
+      if (value !== NO_REFUSAL) this.#warnOnce("could not keep the refused admin login: there is no state directory (HOME, XDG_STATE_HOME and PAYWIDGET_STATE_DIR are all unset), so the next run will try the same credentials again, and each refused login counts towards Magento's lockout. Set PAYWIDGET_STATE_DIR to a directory this user can write.");
+      return;
+    }
+    const path = this.path;
     const now = Date.now();
     // Expired entries go as the file is rewritten, so it holds one line per platform and user at most.
     const kept = Object.entries(await this.#read()).filter(([k, entry]) => k !== key && now < entry.expiresAt);
     const all = Object.fromEntries([...kept, [key, { value, expiresAt: now + Math.max(1, ttlMs) }]]);
     try {
-      await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-      await replaceFile(this.path, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      await replaceFile(path, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
     } catch (error) {
-      this.#warnOnce(`could not keep the refused admin login in ${this.path} (${describe(error)}), so the next run will try the same credentials again, and each refused login counts towards Magento's lockout. Set PAYWIDGET_STATE_DIR to a directory this user can write.`);
+      this.#warnOnce(`could not keep the refused admin login in ${path} (${describe(error)}), so the next run will try the same credentials again, and each refused login counts towards Magento's lockout. Set PAYWIDGET_STATE_DIR to a directory this user can write.`);
       throw error;
     }
   }
 
   /** A missing or unreadable file holds no refusal (the run then logs in, as without the file; unreadable, it says so). */
   async #read(): Promise<Record<string, { value: string; expiresAt: number }>> {
+    if (this.path === undefined) return {};
     let text: string;
     try {
       text = await readFile(this.path, 'utf8');

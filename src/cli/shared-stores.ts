@@ -14,7 +14,8 @@ export async function sharedStores(env: Record<string, string | undefined>, warn
   const url = env.REDIS_URL?.trim();
   if (!url) {
     const directory = stateDirectory(env);
-    return { stores: directory === undefined ? undefined : { adminTokens: new LoginRefusalFile(join(directory, 'login-refusals.json'), warn) }, close: async () => {} };
+    // Without a state directory (no HOME: a cron job or a service user) a refusal cannot be kept, which it says.
+    return { stores: { adminTokens: new LoginRefusalFile(directory === undefined ? undefined : join(directory, 'login-refusals.json'), warn) }, close: async () => {} };
   }
   const address = redisAddress(url);
   const [{ Redis }, { redisStores }] = await Promise.all([importIoredis(), import('../stores/redis/index.js')]);
@@ -66,6 +67,10 @@ function redisAddress(url: string): string {
     // ioredis decodes them and throws 'URI malformed' on a stray %, outside any error it names.
     if (!decodes(parsed.username) || !decodes(parsed.password)) {
       throw new PayError('CONFIG_INVALID', 'REDIS_URL holds a user name or password that is not valid percent-encoding: write each special character of it percent-encoded (% as %25, @ as %40, : as %3A).', { details: { options: ['REDIS_URL'] } });
+    }
+    // ioredis would send SELECT NaN, and its ReplyError end the command with a stack trace.
+    if (!/^\/?(\d+)?\/?$/.test(parsed.pathname)) {
+      throw new PayError('CONFIG_INVALID', 'REDIS_URL names its database by number after the host (redis://host:6379/0); its path holds something else.', { details: { options: ['REDIS_URL'] } });
     }
     return `${parsed.protocol}//${parsed.host}`;
   }

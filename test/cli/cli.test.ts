@@ -243,6 +243,14 @@ describe('paywidget CLI', () => {
     }
   });
 
+  it('says on stderr that a refused login cannot be kept when there is no state directory at all (no HOME: a cron job)', async () => {
+    const result = await run(['orders', 'get', '1'], { env: { ...env(), COMMERCE_PASSWORD: 'wrong-after-rotation' } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('paywidget: warning: could not keep the refused admin login: there is no state directory (HOME, XDG_STATE_HOME and PAYWIDGET_STATE_DIR are all unset)');
+    // A login that works says nothing of it.
+    expect((await run(['orders', 'get', '1'])).stderr).toBe('');
+  });
+
   it('says on stderr when it cannot read the refused logins it keeps, and still runs with good credentials', async () => {
     const state = join(dir, 'state-unreadable');
     await mkdir(join(state, 'login-refusals.json'), { recursive: true }); // a directory where the file should be

@@ -35,6 +35,15 @@ describe('sharedStores', () => {
     expect(error!.message).not.toContain('pa%ss');
   });
 
+  it('refuses a REDIS_URL whose database is not a number (CONFIG_INVALID), instead of a SELECT NaN failing with a stack trace', async () => {
+    for (const url of ['redis://:pw@127.0.0.1:1/abc', 'redis://127.0.0.1:1/0/extra']) {
+      const error = await sharedStores({ REDIS_URL: url }).then(() => undefined, (e: unknown) => e as PayError);
+      expect(error?.code).toBe('CONFIG_INVALID');
+      expect(error!.message).toContain('names its database by number');
+      expect(error!.message).not.toContain('pw');
+    }
+  });
+
   it('reads REDIS_URL and PAYWIDGET_REDIS_PREFIX as the library reads its variables: trimmed, and empty as unset', async () => {
     // Empty: stores in memory, no Redis asked.
     expect((await sharedStores({ REDIS_URL: '' })).stores?.ledger).toBeUndefined();
