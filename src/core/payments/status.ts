@@ -161,8 +161,9 @@ function statusRefusal(status: number, hint: string): string {
 }
 
 /**
- * The service's own "no such payment" is a JSON object. A page (HTML, text) comes from some other server:
- * PAY_API_URL points elsewhere, and a sweep must not forget payments on its word.
+ * The service's own "no such payment" is a JSON error object (`{ "error": … }`). A page (HTML, text), or another
+ * service's JSON (Magento's `{"message":"Request does not match any route."}`, a gateway's `{"message":"Not Found"}`),
+ * comes from some other server: PAY_API_URL points elsewhere, and a sweep must not forget payments on its word.
  */
 function notFound(response: UpstreamResponse, paymentId: string): PayError {
   let answer: unknown;
@@ -171,8 +172,8 @@ function notFound(response: UpstreamResponse, paymentId: string): PayError {
   } catch {
     // not JSON: answered below
   }
-  if (typeof answer === 'object' && answer !== null) {
+  if (typeof answer === 'object' && answer !== null && (answer as { error?: unknown }).error != null) {
     return new PayError('PAYMENT_NOT_FOUND', `The payment service does not know payment ${paymentId}. Check the id: it is the payment_id the checkout answered.`, { details: { paymentId, where: 'payment service' } });
   }
-  return new PayError('UPSTREAM_INVALID_RESPONSE', `The status call for payment ${paymentId} was answered 404 with a page that is not the payment service's JSON: check PAY_API_URL (payment.apiUrl), the service's base URL such as https://pay.example.com, without /api/v1.`, { details: { service: 'payment', paymentId, wrongAddress: true } });
+  return new PayError('UPSTREAM_INVALID_RESPONSE', `The status call for payment ${paymentId} was answered 404 with a body that is not the payment service's error (no "error" in it): check PAY_API_URL (payment.apiUrl), the service's base URL such as https://pay.example.com, without /api/v1.`, { details: { service: 'payment', paymentId, wrongAddress: true } });
 }

@@ -718,8 +718,16 @@ describe('reconcilePending (the sweep)', () => {
     const report = await pay.payments.reconcilePending();
     sb.faults.clear();
     expect(report).toMatchObject({ forgotten: [], unresolved: ['pay_behind_a_page'] });
-    expect(report.errors).toEqual([{ paymentId: 'pay_behind_a_page', code: 'UPSTREAM_INVALID_RESPONSE', message: expect.stringContaining('not the payment service\'s JSON: check PAY_API_URL') }]);
+    expect(report.errors).toEqual([{ paymentId: 'pay_behind_a_page', code: 'UPSTREAM_INVALID_RESPONSE', message: expect.stringContaining('not the payment service\'s error (no "error" in it): check PAY_API_URL') }]);
     expect(await pay.payments.get('pay_behind_a_page')).toMatchObject({ outcome: 'unresolved' });
+    // Another service's JSON 404 (PAY_API_URL naming the commerce platform, or a gateway's) is no answer of the service's either.
+    for (const body of ['{"message":"Request does not match any route."}', '{"message":"Not Found"}', '{}']) {
+      sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 404, headers: { 'content-type': 'application/json' }, body, times: Infinity });
+      const other = await pay.payments.reconcilePending();
+      sb.faults.clear();
+      expect(other).toMatchObject({ forgotten: [], unresolved: ['pay_behind_a_page'] });
+      expect(other.errors[0]?.code).toBe('UPSTREAM_INVALID_RESPONSE');
+    }
     // The service's own JSON answer still means "unknown".
     expect((await pay.payments.reconcilePending()).forgotten).toEqual(['pay_behind_a_page']);
   });
