@@ -31,6 +31,19 @@ async function run(argv: string[], environment: Record<string, string | undefine
 const brokenPipe = () => new Writable({ write: (_chunk, _encoding, callback) => callback(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })) }).on('error', () => {});
 
 describe('paywidget payments reconcile', () => {
+  it('words the advice for a service that takes only the client token for a shell, naming no createPay option', async () => {
+    const strict = await startSandbox({ statusAcceptsMerchantCredentials: false });
+    try {
+      const paid = strict.payments.create({ amount: 1999, currency: 'EUR', orderId: 'o-strict', status: 'succeeded' });
+      const refused = await run(['payments', 'reconcile', paid.id], { PAY_API_URL: strict.paymentUrl, PAY_MERCHANT_ID: strict.merchantId, PAY_MERCHANT_API_KEY: strict.apiKey });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("accepts only the payment's payment_client_token on the status endpoint, which this command does not have");
+      expect(refused.stderr).not.toMatch(/statusAuth|\{ clientToken \}/);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('prints the outcome; exit 0 confirmed, 3 failed, 4 unresolved', async () => {
     const confirmed = sb.payments.create({ amount: 1999, currency: 'EUR', orderId: '000000042', status: 'succeeded' });
     const ok = await run(['payments', 'reconcile', confirmed.id]);
