@@ -7,7 +7,8 @@ for (const stream of [process.stdout, process.stderr]) stream.on('error', () => 
 
 const controller = new AbortController();
 let interrupted = 0;
-for (const name of ['SIGINT', 'SIGTERM'] as const) {
+// SIGHUP too: a closed terminal or ssh session stops a sync as Ctrl-C does (its position saved, its files tidied).
+for (const name of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(name, () => {
     // First signal: stop cleanly (a sync saves its position). Second: leave at once.
     if (++interrupted > 1) process.exit(130);

@@ -1,6 +1,7 @@
 /** Where `orders sync` writes its NDJSON: stdout or the --out file, flushed to disk before each checkpoint save. */
 import { createWriteStream, fdatasync, fstat as fstatCallback, open as openCallback } from 'node:fs';
-import { realpath, rename, rm, stat } from 'node:fs/promises';
+import { chmod, chown, readdir, realpath, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { EXIT, ExitError, type CliIo } from './io.js';
@@ -86,7 +87,7 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
   const target = async () => {
     const real = await realpath(file).catch(() => file);
     const stats = await stat(real).catch(() => undefined);
-    return { real, whole: mode.whole && !append && (stats === undefined || stats.isFile()) };
+    return { real, stats, whole: mode.whole && !append && (stats === undefined || stats.isFile()) };
   };
   let real = file;
   const open = () => (opening ??= (async () => {
@@ -94,9 +95,15 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
       if (append) await cutTornLine(file);
       const where = await target();
       real = where.real;
-      if (where.whole) temporary = `${real}.${process.pid}.tmp`;
+      if (where.whole) {
+        await removeStaleTemporaries(real);
+        temporary = `${real}.${process.pid}.tmp`;
+      }
       const path = temporary ?? file;
-      const fd = await openFile(path, append ? 'a' : 'w');
+      // The export holds customers' names and addresses: a file that replaces one is private until it has its mode and owner.
+      const replacing = temporary !== undefined && where.stats !== undefined;
+      const fd = await openFile(path, append ? 'a' : 'w', replacing ? 0o600 : 0o666);
+      if (replacing) await keepModeAndOwner(temporary!, where.stats!);
       stream = createWriteStream(path, { fd }).on('error', (error) => onError(named(error)));
       return stream;
     } catch (error) {
@@ -122,4 +129,36 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
       }
     },
   };
+}
+
+/** Gives `path` the mode of `like` (and its owner, when running as root, who alone may). */
+async function keepModeAndOwner(path: string, like: import('node:fs').Stats): Promise<void> {
+  await chmod(path, like.mode & 0o7777);
+  if (process.getuid?.() === 0) await chown(path, like.uid, like.gid);
+}
+
+/** What a run killed before it could clean up (SIGKILL, a power loss) left beside the file: its pid is gone. */
+async function removeStaleTemporaries(real: string): Promise<void> {
+  const prefix = `${basename(real)}.`;
+  const names = await readdir(dirname(real)).catch(() => [] as string[]);
+  for (const name of names) {
+    const pid = name.startsWith(prefix) && name.endsWith('.tmp') ? Number(name.slice(prefix.length, -'.tmp'.length)) : NaN;
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || isAlive(pid)) continue;
+    await rm(join(dirname(real), name), { force: true }).catch(() => {});
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/** Whether `path` names a FIFO or a socket (a stopped run's position must not stand, as for a pipe on stdout). */
+export async function namesPipe(path: string): Promise<boolean> {
+  const stats = await stat(path).catch(() => undefined);
+  return stats !== undefined && (stats.isFIFO() || stats.isSocket());
 }

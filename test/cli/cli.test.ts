@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { appendFile, link, lstat, mkdir, mkdtemp, open, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, link, lstat, mkdir, mkdtemp, open, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -358,9 +358,17 @@ describe('paywidget CLI', () => {
     expect(failed.code).toBe(1);
     expect(await readFile(out, 'utf8')).toBe(yesterday);
     await expect(stat(temporary)).rejects.toMatchObject({ code: 'ENOENT' });
-    // Finished, it replaces the file whole.
+    // Finished, it replaces the file whole, keeping its mode (an export of customers' addresses kept private), and
+    // clears what a run killed before it could clean up left beside it.
+    await chmod(out, 0o600);
+    const dead = await new Promise<number>((resolve, reject) => {
+      const child = execFile(process.execPath, ['-e', '0'], (error) => (error ? reject(error) : resolve(child.pid!)));
+    });
+    await writeFile(`${out}.${dead}.tmp`, 'left by a killed run');
     expect((await run(['orders', 'sync', '--out', out, '--page-size', '50'])).code).toBe(0);
     expect(lines(await readFile(out, 'utf8')).map((o) => o.entity_id)).toEqual(range(1, sb.commerce.orderCount));
+    expect((await stat(out)).mode & 0o777).toBe(0o600);
+    await expect(stat(`${out}.${dead}.tmp`)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('orders sync leaves the --out file as it was when the run fails before its first order, and names --out when it cannot write', async () => {
@@ -450,6 +458,27 @@ describe('paywidget CLI', () => {
     expect(JSON.parse(await readFile(checkpoint, 'utf8'))).toEqual({});
     const next = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50']);
     expect(lines(next.stdout)[0]!.entity_id).toBe(1);
+  });
+
+  it('orders sync with --out naming a FIFO, stopped by Ctrl-C, leaves the position where the run started too', async () => {
+    const checkpoint = join(dir, 'out-fifo.checkpoint.json');
+    const fifo = join(dir, 'out.fifo');
+    await promisify(execFile)('mkfifo', [fifo]);
+    const reader = createReadStream(fifo);
+    const controller = new AbortController();
+    let received = '';
+    reader.on('data', (chunk: string | Buffer) => {
+      received += chunk.toString();
+      if (received.split('\n').length > 100) controller.abort();
+    });
+    try {
+      const stopped = await run(['orders', 'sync', '--checkpoint', checkpoint, '--out', fifo, '--page-size', '50'], { signal: controller.signal });
+      expect(stopped.code).toBe(130);
+      expect(stopped.stderr).toMatch(/^Stopped after \d+ orders\. The checkpoint is left where this run started/);
+    } finally {
+      reader.destroy();
+    }
+    expect(JSON.parse(await readFile(checkpoint, 'utf8'))).toEqual({});
   });
 
   it('orders sync refuses a checkpoint another sync is using (exit 75), and leaves no lock behind', async () => {
