@@ -166,8 +166,11 @@ function isGone(owner: LockOwner): boolean {
   }
 }
 
-/** The boot time in /proc/stat is in whole seconds, and a start time in clock ticks. */
-const PID_REUSE_MARGIN_MS = 2_000;
+/**
+ * As for the boot time: /proc's start times move with a step of the wall clock (NTP after a suspend), the lock's
+ * does not, so a live run is not taken for a reused pid unless its process started well after the lock.
+ */
+const PID_REUSE_MARGIN_MS = BOOT_MARGIN_MS;
 
 /** When process `pid` started, in ms since the epoch, from Linux's /proc; undefined elsewhere, or when it is gone. */
 function processStartMs(pid: number): number | undefined {

@@ -111,7 +111,7 @@ const headerText = text.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without
  * A base URL as the library keeps it: scheme and host in lower case, no default port, no trailing slash. One platform
  * spelled two ways (HTTP://Shop.example) is then one: one admin token, one refusal chain, one checkpoint source.
  */
-function baseUrl(value: string): string {
+export function baseUrl(value: string): string {
   const url = new URL(value);
   return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 }

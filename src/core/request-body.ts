@@ -16,7 +16,8 @@ const textDecoder = new TextDecoder();
 export function readJsonBody(request: PayRequest, limit: number): unknown {
   // Refused whoever parsed it: a form parser in front (express.urlencoded(), @koa/bodyparser) would make it an object in
   // one framework and leave it text in another, and a cross-site form can send one without asking first.
-  const form = formType(getHeader(request.headers, 'content-type'));
+  // Only a body that is there: an empty POST that names a form type (curl -d '') has nothing to misread, as a GET has not.
+  const form = hasBody(request) ? formType(getHeader(request.headers, 'content-type')) : undefined;
   if (form !== undefined) {
     throw new PayError('UNSUPPORTED_MEDIA_TYPE', `The request body is a form (${form}); paywidget-server's routes take JSON. Send it as JSON: fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(data) }).`);
   }
@@ -43,6 +44,15 @@ export function readJsonBody(request: PayRequest, limit: number): unknown {
   } catch (error) {
     throw new PayError('INVALID_JSON', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.', { cause: jsonSyntaxCause(error) });
   }
+}
+
+/** Whether the request brought a body: bytes, or an object a parser made of some. */
+function hasBody(request: PayRequest): boolean {
+  if (request.method === 'GET' || request.method === 'HEAD') return false;
+  const raw = request.rawBody;
+  if (raw !== undefined) return (typeof raw === 'string' ? raw.length : raw.byteLength) > 0;
+  const parsed = request.parsedBody;
+  return parsed !== undefined && !(typeof parsed === 'object' && parsed !== null && Object.keys(parsed).length === 0);
 }
 
 /** The form media type a Content-Type names, lowercased; undefined for any other. */

@@ -94,7 +94,7 @@ export function createRouter(routes: Route[], logger: Logger): Router {
       try {
         response = malformedSegment(request, params) ?? await route.handler(request, params);
       } catch (error) {
-        if (isControlFlow(error)) throw error; // a hook's redirect() or notFound(): the framework answers it, not an error here
+        if (isControlFlow(error, request.framework)) throw error; // a hook's redirect() or notFound(): Next answers it, not an error here
         const payError = toPayError(error);
         // A 5xx is the server's side failing (configuration, a hook, an upstream): whoever runs it needs the details,
         // once: a store failure was logged where it arose, with the payment or event id.

@@ -332,6 +332,11 @@ export function describeAdapter(adapter: AdapterCase): void {
       expect(response.status).toBe(415);
       expect(JSON.parse(response.text).error).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining("headers: { 'content-type': 'application/json' }") });
       expect(checkouts).not.toContain('order-form');
+      // No body, nothing to misread: an empty POST naming a form type (curl -d '') and a GET are answered as usual.
+      const empty = await send({ method: 'POST', path: '/payments/pay_form_empty/reconcile', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+      expect(JSON.parse(empty.text).error.code).toBe('PAYMENT_NOT_FOUND');
+      const get = await send({ method: 'GET', path: '/payments/pay_form_get', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expect(JSON.parse(get.text).error.code).toBe('PAYMENT_NOT_FOUND');
     });
 
     it('refuses a JSON body declared in a charset other than UTF-8 (415), or takes the text a parser decoded', async () => {

@@ -264,3 +264,24 @@ describe('Express: a form body behind express.urlencoded()', () => {
     }
   });
 });
+
+describe('Express: Next\'s redirect() in a hook, outside the App Router', () => {
+  it('is a hook that failed, answered 500 naming the hook and logged, not passed on as Next control flow', async () => {
+    const logged: string[] = [];
+    const pay = offlinePay({
+      logger: { debug() {}, info() {}, warn() {}, error: (_obj: unknown, msg: string) => void logged.push(msg) },
+      authorize: () => {
+        throw Object.assign(new Error('NEXT_REDIRECT'), { digest: 'NEXT_REDIRECT;replace;/login;307;' });
+      },
+    });
+    const app = await appWith((server) => server.use('/pay', payMiddleware(pay)));
+    try {
+      const answer = await app.send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(answer.status).toBe(500);
+      expect(JSON.parse(answer.text).error.message).toContain('The authorize hook passed to createPay threw an error');
+      expect(logged).toContain('route handler failed');
+    } finally {
+      await app.close();
+    }
+  });
+});

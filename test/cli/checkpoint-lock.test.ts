@@ -112,7 +112,7 @@ describe('lockCheckpointFile', () => {
 
   it('takes over a lock whose pid another process took since (a pid reused), and says no heartbeat wait for a lock of this host', async () => {
     const file = join(dir, 'reused-pid.json');
-    const lockedAt = new Date(Date.now() - 5_000).toISOString();
+    const lockedAt = new Date(Date.now() - 120_000).toISOString(); // past the minute's margin for a step of the clock
     // A process started after the lock was written: the run that wrote it is gone, and its pid in use again.
     const stranger = spawn('sleep', ['30'], { stdio: 'ignore' });
     try {

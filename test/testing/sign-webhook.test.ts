@@ -53,6 +53,12 @@ describe('signWebhook', () => {
     expect(handled).toContain('evt_recorded_bytes');
   });
 
+  it('takes a whole-number id as its digits, as the library reads it, so the delivery is accepted', async () => {
+    const signed = signWebhook({ payload: { id: 42, type: 'payment.succeeded' }, secret: SECRET });
+    expect(signed.headers['x-pay-event-id']).toBe('42');
+    expect(await deliver(signed)).toEqual({ status: 200, body: { received: true } });
+  });
+
   it('takes an explicit eventId over the payload\'s, and makes a fresh one for a payload without an id', async () => {
     expect(signWebhook({ payload: '{"id":"evt_in_body"}', secret: SECRET, eventId: 'evt_given' }).headers['x-pay-event-id']).toBe('evt_given');
     const objectId = signWebhook({ payload: { id: 'evt_object', type: 'payment.succeeded' }, secret: SECRET });

@@ -47,7 +47,7 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
       response = await pay.handle({ method: request.method, path, headers: request.headers, ...body, framework: 'next-app', native: request, signal: request.signal });
     } catch (error) {
       // redirect(), notFound() and the like in a hook: thrown on, for Next's route module to answer (307, 404...).
-      if (isControlFlow(error)) throw error;
+      if (isControlFlow(error, 'next-app')) throw error;
       response = toPayError(error).toResponse();
     }
     return toFetchResponse(response ?? notARoute(pay, request.method, params, catchAll));

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isPending } from '../awaitable.js';
+import { baseUrl } from '../config.js';
 import { invalidInput, PayError } from '../errors.js';
 import type { CheckpointStore } from '../stores/checkpoint-store.js';
 import type { Logger } from '../types.js';
@@ -156,7 +157,7 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
     });
   }
   // Another platform's entity_ids say nothing of this one's: resuming would skip its orders up to the position.
-  if (saved?.source !== undefined && saved.source !== source) {
+  if (saved?.source !== undefined && sameSource(saved.source) !== source) {
     throw new PayError('INVALID_INPUT', `Checkpoint '${checkpoint}' holds the position of a sync of ${saved.source}, not ${source}: resuming it would skip this platform's orders up to entity_id ${saved.lastEntityId}. Use another checkpoint name for this platform (or clear this one, to deliver its orders from the start).`, {
       details: { field: 'checkpoint', reason: 'other_source', source: saved.source },
     });
@@ -265,3 +266,12 @@ function asCreatedAt(ms: number): string {
   return new Date(Math.max(ms, EARLIEST_DATE_MS)).toISOString().slice(0, 19).replace('T', ' ');
 }
 const EARLIEST_DATE_MS = -8.64e15;
+
+/** A source as a checkpoint saved it, in the spelling the configuration now keeps (HTTP://Shop then, http://shop now). */
+function sameSource(saved: string): string {
+  try {
+    return baseUrl(saved);
+  } catch {
+    return saved; // not a URL: compared as it is, and refused as another platform's
+  }
+}

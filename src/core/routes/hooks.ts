@@ -88,7 +88,7 @@ async function letThrough(authorize: Authorize, request: HookRequest): Promise<v
   } catch (error) {
     // A PayError the hook throws on purpose (UNAUTHORIZED, or a code of the merchant's choosing) answers as it is,
     // and Next's redirect('/login') or notFound() is Next's to answer.
-    throw error instanceof PayError || isControlFlow(error) ? error : hookThrew('authorize', error);
+    throw error instanceof PayError || isControlFlow(error, request.framework) ? error : hookThrew('authorize', error);
   }
   if (verdict === true) return;
   if (!verdict) throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request (it returned false): send the session or credentials it checks.');

@@ -46,7 +46,7 @@ async function resolveCheckoutFor(resolveCheckout: ResolveCheckout, isMerchantHo
   try {
     checkout = await resolveCheckout(request);
   } catch (error) {
-    throw checkoutFailure(error, isMerchantHook);
+    throw isControlFlow(error, request.framework) ? error : checkoutFailure(error, isMerchantHook);
   }
   try {
     return checkMintInput(checkout);
@@ -57,7 +57,6 @@ async function resolveCheckoutFor(resolveCheckout: ResolveCheckout, isMerchantHo
 
 /** What the shopper is answered when resolveCheckout threw `error`. */
 function checkoutFailure(error: unknown, isMerchantHook: boolean): unknown {
-  if (isControlFlow(error)) return error; // Next's redirect() or notFound() in the hook: Next answers it
   // The library's own resolver failing unexpectedly stays the library's INTERNAL_ERROR.
   if (!(error instanceof PayError)) return isMerchantHook ? hookThrew('resolveCheckout', error) : error;
   if (isMerchantHook && isAmountConversionError(error)) {

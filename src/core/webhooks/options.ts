@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseSection, positiveMs } from '../config.js';
+import { defaultPayloadEventId } from './payload-event-id.js';
 
 /** `createPay({ webhooks })`: how deliveries to `POST /webhooks` are verified and deduplicated. */
 export interface WebhookOptions {
@@ -72,13 +73,6 @@ const schema = z.object({
 function defaultEventType(payload: unknown): string | undefined {
   const type = typeof payload === 'object' && payload !== null ? (payload as { type?: unknown }).type : undefined;
   return typeof type === 'string' && type !== '' ? type : undefined;
-}
-
-/** The payload's `id` field when it is a non-empty string or a whole number (a service with numeric ids). */
-function defaultPayloadEventId(payload: unknown): string | undefined {
-  const id = typeof payload === 'object' && payload !== null ? (payload as { id?: unknown }).id : undefined;
-  if (typeof id === 'string') return id === '' ? undefined : id;
-  return typeof id === 'number' && Number.isSafeInteger(id) ? String(id) : undefined;
 }
 
 /** Validates `webhooks` options once, at creation; throws CONFIG_INVALID naming the option. */

@@ -518,6 +518,13 @@ describe('orders.sync', () => {
       expect(error).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'checkpoint', reason: 'other_source', source: sb.commerceUrl } });
       expect(error.message).toContain(`holds the position of a sync of ${sb.commerceUrl}, not ${production.commerceUrl}: resuming it would skip this platform's orders up to entity_id 20`);
 
+      // One saved by a version that kept the URL as written (HTTP://127.0.0.1:…) is this platform's all the same.
+      const shouted = JSON.stringify({ ...(JSON.parse(saved) as Record<string, unknown>), source: production.commerceUrl.replace('http://', 'HTTP://') });
+      await checkpoints.set('shouted', shouted);
+      const resumed: number[] = [];
+      expect(await pay.orders.sync({ checkpoint: 'shouted', onOrder: (o) => void resumed.push(o.entity_id) })).toMatchObject({ resumedFrom: 20 });
+      expect(resumed).toEqual(range(21, 30));
+
       // A checkpoint saved before the source was kept resumes, and keeps it from then on.
       const { source: _, ...older } = JSON.parse(saved) as Record<string, unknown>;
       await checkpoints.set('older', JSON.stringify(older));
