@@ -75,14 +75,22 @@ function declaredCharset(contentType: string | undefined): string | undefined {
 }
 
 /**
- * The 415 for a body the adapter would read from the stream while it is sent compressed, or undefined:
- * the library reads bytes as sent (a webhook's signature covers them) and decompresses none. A body
- * parser that ran first decompressed it, and its raw body or object is used instead.
+ * The coding of a body the adapter reads from the stream, for it to decompress: undefined for none (identity), one of
+ * `supported` (`x-gzip` read as `gzip`), else 415: an unknown coding, or several stacked. As body parsers do, since a
+ * webhook's signature covers the body the sender encoded, and a 4xx may make a sender drop the event.
  */
-export function compressedBodyError(contentEncoding: string | null | undefined): PayError | undefined {
+export function requestCoding(contentEncoding: string | null | undefined, supported: ReadonlySet<string>): string | undefined {
   if (isIdentityCoding(contentEncoding)) return undefined;
-  const coding = contentEncoding!.trim().toLowerCase();
-  return new PayError('UNSUPPORTED_MEDIA_TYPE', `The request body is compressed (Content-Encoding: ${JSON.stringify(coding.slice(0, 40))}), and paywidget-server decompresses none: it reads the bytes as sent, which a webhook's signature covers. Send the body uncompressed.`);
+  const codings = contentEncoding!.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '' && coding !== 'identity');
+  const coding = codings.length === 1 ? (codings[0] === 'x-gzip' ? 'gzip' : codings[0]) : undefined;
+  if (coding !== undefined && supported.has(coding)) return coding;
+  const sent = JSON.stringify(contentEncoding!.trim().toLowerCase().slice(0, 40));
+  throw new PayError('UNSUPPORTED_MEDIA_TYPE', `The request body is encoded as ${sent} (Content-Encoding), which paywidget-server does not decompress here: it takes ${[...supported].join(', ')}, one at a time. Send the body uncompressed, or with one of those.`);
+}
+
+/** 400: a body sent compressed that does not decompress. */
+export function bodyNotDecompressed(coding: string, cause: unknown): PayError {
+  return new PayError('INVALID_INPUT', `The request body could not be decompressed (Content-Encoding: ${coding}): it is not the ${coding} data it says it is.`, { cause });
 }
 
 /** A Content-Encoding that leaves the bytes as sent: none, empty, or `identity` (a repeated header is a list: `identity, identity`). */

@@ -4,7 +4,7 @@ import { isBodiless } from '../../core/json-response.js';
 import type { Pay, PayOptions } from '../../core/pay.js';
 import { resolvePay } from '../../core/resolve-pay.js';
 import { readLimited } from '../../core/read-limited.js';
-import { bodyTooLarge, bodyUnreadable, compressedBodyError, READ_LIMIT_OPTIONS } from '../../core/request-body.js';
+import { bodyNotDecompressed, bodyTooLarge, bodyUnreadable, READ_LIMIT_OPTIONS, requestCoding } from '../../core/request-body.js';
 import type { PayRequest, PayResponse } from '../../core/types.js';
 import { catchAllPath, notARoute } from './catch-all.js';
 
@@ -73,6 +73,9 @@ function noCatchAllSegment(method: string): PayError {
   return new PayError('CONFIG_INVALID', `paywidget-server: createRouteHandlers' handlers are exported from a route with no catch-all segment (Next passed no params for ${method}), so they cannot tell which of the library's routes was asked for. Put the route file in a catch-all folder, app/api/pay/[...path]/route.ts: it serves every route below /api/pay, POST /api/pay/webhooks among them.`);
 }
 
+/** What DecompressionStream reads on every runtime the App Router runs on (no Brotli there). */
+const FETCH_CODINGS: ReadonlySet<string> = new Set(['gzip', 'deflate']);
+
 /**
  * Reads a Fetch body with a byte limit, without buffering past it. A body read before us (a wrapper
  * that called request.json()) cannot be read again: the routes that need it say how to fix that.
@@ -80,14 +83,17 @@ function noCatchAllSegment(method: string): PayError {
 async function readBody(request: Request, limit: number): Promise<Pick<PayRequest, 'rawBody' | 'bodyUsed'>> {
   if (request.method === 'GET' || request.method === 'HEAD') return {};
   if (request.bodyUsed) return { bodyUsed: true };
-  const compressed = compressedBodyError(request.headers.get('content-encoding'));
-  if (compressed) throw compressed;
+  const coding = requestCoding(request.headers.get('content-encoding'), FETCH_CODINGS);
   const tooLarge = () => bodyTooLarge(limit, READ_LIMIT_OPTIONS);
   if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
+  // Decompressed as it is read, and counted after: a small body may expand without end. Such a body is not drained past
+  // the limit (that would decompress all of it), only cancelled.
+  const body = coding === undefined || request.body === null ? request.body : request.body.pipeThrough(new DecompressionStream(coding as CompressionFormat));
   try {
-    return { rawBody: await readLimited(request.body, limit, tooLarge, { drainPastLimit: true }) };
+    return { rawBody: await readLimited(body, limit, tooLarge, { drainPastLimit: coding === undefined }) };
   } catch (error) {
     if (error instanceof PayError) throw error;
+    if (coding !== undefined && !request.signal.aborted) throw bodyNotDecompressed(coding, error);
     throw bodyUnreadable('the client aborted, or something locked the Request\'s body before createRouteHandlers got it: hand the Request over unread', error);
   }
 }

@@ -1,9 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Transform, type Readable } from 'node:stream';
+import * as zlib from 'node:zlib';
 import getRawBody from 'raw-body';
 import { toPayError } from '../../core/errors.js';
 import { isBodiless } from '../../core/json-response.js';
 import type { Pay } from '../../core/pay.js';
-import { bodyTooLarge, bodyUnreadable, compressedBodyError, READ_LIMIT_OPTIONS } from '../../core/request-body.js';
+import { bodyNotDecompressed, bodyTooLarge, bodyUnreadable, READ_LIMIT_OPTIONS, requestCoding } from '../../core/request-body.js';
+import { createDecoders } from '../../core/transport/decompress.js';
 import type { Framework, PayRequest, PayResponse } from '../../core/types.js';
 
 /** Where a body parser that ran before us may have left the body: `req` in Express and Next, `ctx.request` in Koa. */
@@ -44,12 +47,14 @@ export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBy
     else if (req.headers['content-length'] === '0') request.rawBody = Buffer.alloc(0);
     else request.bodyUsed = true;
   } else if (maxBodyBytes !== undefined && request.method !== 'GET' && request.method !== 'HEAD') {
-    const compressed = compressedBodyError(req.headers['content-encoding']);
-    if (compressed) {
+    let coding: string | undefined;
+    try {
+      coding = requestCoding(req.headers['content-encoding'], NODE_CODINGS);
+    } catch (error) {
       req.resume(); // discarded, so a keep-alive connection can take the next request
-      throw compressed;
+      throw error;
     }
-    request.rawBody = await readStream(req, maxBodyBytes);
+    request.rawBody = await readStream(req, maxBodyBytes, coding);
   }
   return request;
 }
@@ -89,17 +94,39 @@ class NodePayRequest implements PayRequest {
   }
 }
 
-async function readStream(req: IncomingMessage, limit: number): Promise<Buffer> {
+/** The codings a body read here is decompressed from, as body-parser does (`x-gzip` is read as `gzip`). */
+const NODE_CODINGS: ReadonlySet<string> = new Set(['gzip', 'deflate', 'br']);
+const decodersFor = createDecoders(zlib, Transform);
+
+/** The body, decompressed when it came `coding`, up to `limit` bytes (after decompression: a small body may expand without end). */
+async function readStream(req: IncomingMessage, limit: number, coding: string | undefined): Promise<Buffer> {
+  const decoder = coding === undefined ? undefined : decodersFor(coding)[0]!;
+  const declared = req.headers['content-length'] ?? null;
+  let source: Readable = req;
+  if (decoder) {
+    if (Number(declared) > limit) {
+      req.resume();
+      throw bodyTooLarge(limit, READ_LIMIT_OPTIONS);
+    }
+    // pipe() passes no error on: a client that goes away mid-body must end the read, not leave it waiting.
+    const gone = () => decoder.destroy(new Error('the client went away mid-body'));
+    req.once('aborted', gone).once('error', gone);
+    source = req.pipe(decoder);
+  }
   try {
-    return await getRawBody(req, { limit, length: req.headers['content-length'] ?? null });
+    return await getRawBody(source, { limit, length: decoder ? null : declared });
   } catch (error) {
     // raw-body leaves the stream paused part-way; read the rest and discard it (as body-parser does), else a
     // keep-alive connection never finishes this request and the next one waits until requestTimeout.
     req.unpipe();
     req.resume();
+    decoder?.destroy();
     const type = (error as { type?: string }).type;
     if (type === 'entity.too.large') {
       throw bodyTooLarge(limit, READ_LIMIT_OPTIONS, error);
+    }
+    if (coding !== undefined && typeof (error as { code?: unknown }).code === 'string' && (error as { code: string }).code.startsWith('Z_')) {
+      throw bodyNotDecompressed(coding, error);
     }
     throw bodyUnreadable('the client aborted or sent a wrong Content-Length', error);
   }

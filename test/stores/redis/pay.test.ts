@@ -63,7 +63,11 @@ describe('admin token shared through Redis', () => {
     sb.commerce.resetStats();
     const orders = await Promise.all(range(1, 20).map((id) => (id % 2 ? a! : b!).orders.get(id)));
     expect(orders.map((o) => o.entity_id)).toEqual(range(1, 20));
-    expect(sb.commerce.stats()).toMatchObject({ tokenRequests: 1, unauthorized: 20 });
+    // At most one 401 a call: a call that reads the store after its instance met the dead token waits for the refresh instead.
+    const { tokenRequests, unauthorized } = sb.commerce.stats();
+    expect(tokenRequests).toBe(1);
+    expect(unauthorized).toBeGreaterThanOrEqual(1);
+    expect(unauthorized).toBeLessThanOrEqual(20);
 
     // A third instance, started later, finds the token in Redis.
     const [c] = await instances(1);
