@@ -98,11 +98,12 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
       if (where.whole) {
         await removeStaleTemporaries(real);
         temporary = `${real}.${process.pid}.tmp`;
+        await rm(temporary, { force: true }); // one of an earlier process with this pid; then created anew, never through a link
       }
       const path = temporary ?? file;
       // The export holds customers' names and addresses: a file that replaces one is private until it has its mode and owner.
       const replacing = temporary !== undefined && where.stats !== undefined;
-      const fd = await openFile(path, append ? 'a' : 'w', replacing ? 0o600 : 0o666);
+      const fd = await openFile(path, append ? 'a' : temporary !== undefined ? 'wx' : 'w', replacing ? 0o600 : 0o666);
       if (replacing) await keepModeAndOwner(temporary!, where.stats!);
       stream = createWriteStream(path, { fd }).on('error', (error) => onError(named(error)));
       return stream;
@@ -137,14 +138,23 @@ async function keepModeAndOwner(path: string, like: import('node:fs').Stats): Pr
   if (process.getuid?.() === 0) await chown(path, like.uid, like.gid);
 }
 
-/** What a run killed before it could clean up (SIGKILL, a power loss) left beside the file: its pid is gone. */
+/** How long a temporary must have been left untouched before it counts as a killed run's. */
+const STALE_AFTER_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * What a run killed before it could clean up (SIGKILL, a power loss) left beside the file: a name this code writes,
+ * untouched for a day, its pid gone here. The day is what tells: a run in another container or on another host sharing
+ * the directory has a pid this process cannot see, but writes its temporary as it goes.
+ */
 async function removeStaleTemporaries(real: string): Promise<void> {
   const prefix = `${basename(real)}.`;
   const names = await readdir(dirname(real)).catch(() => [] as string[]);
   for (const name of names) {
-    const pid = name.startsWith(prefix) && name.endsWith('.tmp') ? Number(name.slice(prefix.length, -'.tmp'.length)) : NaN;
-    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || isAlive(pid)) continue;
-    await rm(join(dirname(real), name), { force: true }).catch(() => {});
+    const pid = name.startsWith(prefix) && name.endsWith('.tmp') ? name.slice(prefix.length, -'.tmp'.length) : '';
+    if (!/^[1-9]\d{0,9}$/.test(pid) || Number(pid) === process.pid || isAlive(Number(pid))) continue;
+    const path = join(dirname(real), name);
+    const stats = await stat(path).catch(() => undefined);
+    if (stats?.isFile() && Date.now() - stats.mtimeMs > STALE_AFTER_MS) await rm(path, { force: true }).catch(() => {});
   }
 }
 

@@ -36,6 +36,14 @@ export async function readLimited(stream: ReadableStream<Uint8Array> | null, lim
   return body;
 }
 
+/**
+ * Reads a stream to its end in the background, keeping nothing: a request body whose answer is already decided, so
+ * that its connection can take the next request.
+ */
+export function discard(stream: ReadableStream<Uint8Array>): void {
+  void drain(stream.getReader());
+}
+
 /** Reads to the end, keeping nothing; the 413 goes out meanwhile, as the Node bridge's `req.resume()` lets it. */
 async function drain(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
   try {

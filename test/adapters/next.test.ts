@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { apiResolver } from 'next/dist/server/api-utils/node/api-resolver.js';
 import { getRouteMatcher } from 'next/dist/shared/lib/router/utils/route-matcher.js';
 import { getRouteRegex } from 'next/dist/shared/lib/router/utils/route-regex.js';
@@ -9,6 +10,7 @@ import type { Pay } from 'paywidget-server';
 import { createPagesHandler, createRouteHandlers } from 'paywidget-server/next';
 import { describeAdapter, type MountedApp } from './behaviour.js';
 import { captureLogger } from '../helpers/capture-logger.js';
+import { eventually } from '../helpers/eventually.js';
 import { listen } from './listen.js';
 import { offlinePay, payRecordingCheckouts } from './offline-pay.js';
 
@@ -176,6 +178,36 @@ describe('Next App Router: a body declared past its route\'s own limit', () => {
     const response = await handlers.POST(request, { params: Promise.resolve({ path: ['widget-token'] }) });
     expect(response.status).toBe(413);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('BODY_TOO_LARGE');
+  });
+});
+
+describe('Next App Router: a compressed body refused part-way', () => {
+  it('is read to its end undecompressed (not cancelled), so Next\'s connection can take the next request', async () => {
+    const handlers = createRouteHandlers(offlinePay({ maxBodyBytes: 1024, resolveCheckout: () => ({ amount: 100, currency: 'EUR', orderId: 'o' }) }));
+    // A bomb (a few hundred bytes that expand past the limit) followed by more bytes of the same body, sent in pieces.
+    const bomb = gzipSync(JSON.stringify({ padding: 'x'.repeat(64 * 1024) }));
+    const pieces = [bomb, ...Array.from({ length: 20 }, () => new Uint8Array(1024))];
+    let sent = 0;
+    let cancelled = false;
+    let finished = false;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 5)); // the rest comes as a client sends it
+        if (sent < pieces.length) controller.enqueue(pieces[sent++]!);
+        else {
+          finished = true;
+          controller.close();
+        }
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const request = new Request('http://shop.test/api/pay/widget-token', { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body, duplex: 'half' } as RequestInit);
+    const response = await handlers.POST(request, { params: Promise.resolve({ path: ['widget-token'] }) });
+    expect(response.status).toBe(413);
+    await eventually(() => finished || undefined);
+    expect(cancelled).toBe(false);
   });
 });
 

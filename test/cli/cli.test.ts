@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { appendFile, chmod, link, lstat, mkdir, mkdtemp, open, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, link, lstat, mkdir, mkdtemp, open, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -365,10 +365,18 @@ describe('paywidget CLI', () => {
       const child = execFile(process.execPath, ['-e', '0'], (error) => (error ? reject(error) : resolve(child.pid!)));
     });
     await writeFile(`${out}.${dead}.tmp`, 'left by a killed run');
+    const yesterdayish = new Date(Date.now() - 25 * 60 * 60 * 1000);
+    await utimes(`${out}.${dead}.tmp`, yesterdayish, yesterdayish);
+    // Not one of this code's names, or touched recently (a run elsewhere, whose pid this process cannot see): kept.
+    await writeFile(`${out}.1e3.tmp`, 'the user\'s own');
+    await utimes(`${out}.1e3.tmp`, yesterdayish, yesterdayish);
+    await writeFile(`${out}.${dead + 1_000_000}.tmp`, 'being written elsewhere');
     expect((await run(['orders', 'sync', '--out', out, '--page-size', '50'])).code).toBe(0);
     expect(lines(await readFile(out, 'utf8')).map((o) => o.entity_id)).toEqual(range(1, sb.commerce.orderCount));
     expect((await stat(out)).mode & 0o777).toBe(0o600);
     await expect(stat(`${out}.${dead}.tmp`)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await readFile(`${out}.1e3.tmp`, 'utf8')).toBe('the user\'s own');
+    expect(await readFile(`${out}.${dead + 1_000_000}.tmp`, 'utf8')).toBe('being written elsewhere');
   });
 
   it('orders sync leaves the --out file as it was when the run fails before its first order, and names --out when it cannot write', async () => {

@@ -3,7 +3,7 @@ import { PayError, toPayError } from '../../core/errors.js';
 import { isBodiless } from '../../core/json-response.js';
 import type { Pay, PayOptions } from '../../core/pay.js';
 import { resolvePay } from '../../core/resolve-pay.js';
-import { readLimited } from '../../core/read-limited.js';
+import { discard, readLimited } from '../../core/read-limited.js';
 import { bodyNotDecompressed, bodyTooLarge, bodyUnreadable, READ_LIMIT_OPTIONS, requestCoding } from '../../core/request-body.js';
 import type { PayRequest, PayResponse } from '../../core/types.js';
 import { catchAllPath, notARoute } from './catch-all.js';
@@ -86,15 +86,33 @@ async function readBody(request: Request, limit: number): Promise<Pick<PayReques
   const coding = requestCoding(request.headers.get('content-encoding'), FETCH_CODINGS);
   const tooLarge = () => bodyTooLarge(limit, READ_LIMIT_OPTIONS);
   if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
-  // Decompressed as it is read, and counted after: a small body may expand without end. Such a body is not drained past
-  // the limit (that would decompress all of it), only cancelled.
-  const body = coding === undefined || request.body === null ? request.body : request.body.pipeThrough(new DecompressionStream(coding as CompressionFormat));
+  if (coding === undefined || request.body === null) {
+    try {
+      return { rawBody: await readLimited(request.body, limit, tooLarge, { drainPastLimit: true }) };
+    } catch (error) {
+      if (error instanceof PayError) throw error;
+      throw bodyUnreadable('the client aborted, or something locked the Request\'s body before createRouteHandlers got it: hand the Request over unread', error);
+    }
+  }
+  return { rawBody: await readCompressed(request, request.body, coding, limit, tooLarge) };
+}
+
+/**
+ * A compressed body, decompressed as it is read and counted after: a small body may expand without end. Past the limit,
+ * or on bytes that do not decompress, the rest of the body is read as it is and dropped (never decompressed), so that
+ * the connection can take the next request.
+ */
+async function readCompressed(request: Request, body: ReadableStream<Uint8Array>, coding: string, limit: number, tooLarge: () => PayError): Promise<Uint8Array> {
+  const decompress = new DecompressionStream(coding as CompressionFormat);
+  // preventCancel: a decompression that stops leaves the body itself to be drained below, not cancelled.
+  const piped = body.pipeTo(decompress.writable as WritableStream<Uint8Array>, { preventCancel: true }).then(() => true, () => false);
   try {
-    return { rawBody: await readLimited(body, limit, tooLarge, { drainPastLimit: coding === undefined }) };
+    return await readLimited(decompress.readable, limit, tooLarge);
   } catch (error) {
+    if (!(await piped)) discard(body);
     if (error instanceof PayError) throw error;
-    if (coding !== undefined && !request.signal.aborted) throw bodyNotDecompressed(coding, error);
-    throw bodyUnreadable('the client aborted, or something locked the Request\'s body before createRouteHandlers got it: hand the Request over unread', error);
+    if (!request.signal.aborted) throw bodyNotDecompressed(coding, error);
+    throw bodyUnreadable('the client aborted', error);
   }
 }
 

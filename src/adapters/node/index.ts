@@ -1,12 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Transform, type Readable } from 'node:stream';
-import * as zlib from 'node:zlib';
+import type { Readable, Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import getRawBody from 'raw-body';
 import { toPayError } from '../../core/errors.js';
 import { isBodiless } from '../../core/json-response.js';
 import type { Pay } from '../../core/pay.js';
 import { bodyNotDecompressed, bodyTooLarge, bodyUnreadable, READ_LIMIT_OPTIONS, requestCoding } from '../../core/request-body.js';
-import { createDecoders } from '../../core/transport/decompress.js';
 import type { Framework, PayRequest, PayResponse } from '../../core/types.js';
 
 /** Where a body parser that ran before us may have left the body: `req` in Express and Next, `ctx.request` in Koa. */
@@ -94,22 +93,30 @@ class NodePayRequest implements PayRequest {
   }
 }
 
-/** The codings a body read here is decompressed from, as body-parser does (`x-gzip` is read as `gzip`). */
-const NODE_CODINGS: ReadonlySet<string> = new Set(['gzip', 'deflate', 'br']);
-const decodersFor = createDecoders(zlib, Transform);
+/**
+ * The codings a body read here is decompressed from, as body-parser does (`x-gzip` is read as `gzip`; `deflate` is
+ * zlib-wrapped, as HTTP and DecompressionStream have it). Strict, unlike an upstream answer's decoders: a body cut short
+ * fails its check (CRC, length, Adler-32) and is refused, not read for what it holds.
+ */
+const NODE_DECODERS: Record<string, () => Transform> = { gzip: createGunzip, deflate: createInflate, br: createBrotliDecompress };
+const NODE_CODINGS: ReadonlySet<string> = new Set(Object.keys(NODE_DECODERS));
 
 /** The body, decompressed when it came `coding`, up to `limit` bytes (after decompression: a small body may expand without end). */
 async function readStream(req: IncomingMessage, limit: number, coding: string | undefined): Promise<Buffer> {
-  const decoder = coding === undefined ? undefined : decodersFor(coding)[0]!;
+  const decoder = coding === undefined ? undefined : NODE_DECODERS[coding]!();
   const declared = req.headers['content-length'] ?? null;
   let source: Readable = req;
+  let clientGone = false;
   if (decoder) {
     if (Number(declared) > limit) {
       req.resume();
       throw bodyTooLarge(limit, READ_LIMIT_OPTIONS);
     }
     // pipe() passes no error on: a client that goes away mid-body must end the read, not leave it waiting.
-    const gone = () => decoder.destroy(new Error('the client went away mid-body'));
+    const gone = () => {
+      clientGone = true;
+      decoder.destroy(new Error('the client went away mid-body'));
+    };
     req.once('aborted', gone).once('error', gone);
     source = req.pipe(decoder);
   }
@@ -125,9 +132,8 @@ async function readStream(req: IncomingMessage, limit: number, coding: string | 
     if (type === 'entity.too.large') {
       throw bodyTooLarge(limit, READ_LIMIT_OPTIONS, error);
     }
-    if (coding !== undefined && typeof (error as { code?: unknown }).code === 'string' && (error as { code: string }).code.startsWith('Z_')) {
-      throw bodyNotDecompressed(coding, error);
-    }
+    // Any other failure of a decoder (zlib's Z_*, Brotli's ERR__ERROR_*) is the body's, unless the client went away.
+    if (coding !== undefined && !clientGone) throw bodyNotDecompressed(coding, error);
     throw bodyUnreadable('the client aborted or sent a wrong Content-Length', error);
   }
 }
