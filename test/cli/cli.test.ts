@@ -50,6 +50,20 @@ async function run(argv: string[], io: { env?: Record<string, string | undefined
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
+/** A FIFO whose reader takes about 100 lines, then stops the run, as Ctrl-C stops a whole pipeline (the reader with it). */
+async function fifoStoppingTheRun(name: string) {
+  const fifo = join(dir, name);
+  await promisify(execFile)('mkfifo', [fifo]);
+  const reader = createReadStream(fifo);
+  const controller = new AbortController();
+  let received = '';
+  reader.on('data', (chunk: string | Buffer) => {
+    received += chunk.toString();
+    if (received.split('\n').length > 100) controller.abort();
+  });
+  return { fifo, reader, signal: controller.signal, received: () => received };
+}
+
 const lines = (text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { entity_id: number });
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
@@ -444,19 +458,11 @@ describe('paywidget CLI', () => {
 
   it('orders sync into a pipe stopped by Ctrl-C (which stops its reader too) leaves the position where the run started', async () => {
     const checkpoint = join(dir, 'pipe.checkpoint.json');
-    const fifo = join(dir, 'orders.fifo');
-    await promisify(execFile)('mkfifo', [fifo]);
-    const reader = createReadStream(fifo);
+    const { fifo, reader, signal, received } = await fifoStoppingTheRun('orders.fifo');
     const writer = createWriteStream(fifo);
     await once(writer, 'open');
-    const controller = new AbortController();
-    let received = '';
-    reader.on('data', (chunk: string | Buffer) => {
-      received += chunk.toString();
-      if (received.split('\n').length > 100) controller.abort();
-    });
     try {
-      const stopped = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50'], { stdout: { stream: writer, text: () => received }, signal: controller.signal });
+      const stopped = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50'], { stdout: { stream: writer, text: received }, signal });
       expect(stopped.code).toBe(130);
       expect(stopped.stderr).toMatch(/^Stopped after \d+ orders\. The checkpoint is left where this run started/);
     } finally {
@@ -470,17 +476,9 @@ describe('paywidget CLI', () => {
 
   it('orders sync with --out naming a FIFO, stopped by Ctrl-C, leaves the position where the run started too', async () => {
     const checkpoint = join(dir, 'out-fifo.checkpoint.json');
-    const fifo = join(dir, 'out.fifo');
-    await promisify(execFile)('mkfifo', [fifo]);
-    const reader = createReadStream(fifo);
-    const controller = new AbortController();
-    let received = '';
-    reader.on('data', (chunk: string | Buffer) => {
-      received += chunk.toString();
-      if (received.split('\n').length > 100) controller.abort();
-    });
+    const { fifo, reader, signal } = await fifoStoppingTheRun('out.fifo');
     try {
-      const stopped = await run(['orders', 'sync', '--checkpoint', checkpoint, '--out', fifo, '--page-size', '50'], { signal: controller.signal });
+      const stopped = await run(['orders', 'sync', '--checkpoint', checkpoint, '--out', fifo, '--page-size', '50'], { signal });
       expect(stopped.code).toBe(130);
       expect(stopped.stderr).toMatch(/^Stopped after \d+ orders\. The checkpoint is left where this run started/);
     } finally {
