@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { VerifyInput } from 'paywidget-server';
 import type { HmacFactory } from '../../../src/core/webhooks/hmac.js';
+import { defaultPayloadEventId } from '../../../src/core/webhooks/payload-event-id.js';
 import { computeSignature } from '../../../src/core/webhooks/signature.js';
 import { T0, webCryptoFactory, webhooksWith } from './helpers.js';
 
@@ -14,6 +15,8 @@ const paths: Array<[string, HmacFactory | undefined, number]> = [
 const secretArb = fc.string({ minLength: 1, maxLength: 48, unit: 'binary' });
 const bodyArb = fc.uint8Array({ maxLength: 1500 });
 const inWindow = fc.integer({ min: T0 - 300, max: T0 + 300 });
+/** Any JSON, or an event that carries its id (a string or a whole number), as the service sends one. */
+const payloadArb = fc.oneof(fc.jsonValue(), fc.record({ id: fc.oneof(fc.string(), fc.nat()), type: fc.string(), data: fc.jsonValue() }));
 const shapes = ['string', 'buffer', 'uint8array', 'arraybuffer'] as const;
 
 function shaped(json: string, shape: (typeof shapes)[number]): VerifyInput['rawBody'] {
@@ -37,13 +40,20 @@ for (const [name, hmac, numRuns] of paths) {
     it('accepts every correctly signed delivery, with the right secret index', async () => {
       await fc.assert(
         fc.asyncProperty(
-          fc.jsonValue(), fc.array(secretArb, { minLength: 1, maxLength: 4 }), fc.nat(), inWindow, fc.constantFrom(...shapes), fc.string({ minLength: 1, maxLength: 64 }),
-          async (value, secrets, pick, ts, shape, eventId) => {
+          payloadArb, fc.array(secretArb, { minLength: 1, maxLength: 4 }), fc.nat(), inWindow, fc.constantFrom(...shapes), fc.string({ minLength: 1, maxLength: 64 }),
+          async (value, secrets, pick, ts, shape, anyId) => {
             const signer = secrets[pick % secrets.length]!;
             const json = JSON.stringify(value);
+            // A genuine delivery names the event its payload carries, when it carries one (an object's `id`).
+            const eventId = defaultPayloadEventId(value) ?? anyId;
             const webhooks = webhooksWith(hmac, secrets);
             const verified = await webhooks.verify({ rawBody: shaped(json, shape), headers: headers(computeSignature(signer, String(ts), json), String(ts), eventId) });
             expect(verified).toEqual({ eventId, timestamp: ts, payload: JSON.parse(json), secretIndex: secrets.indexOf(signer) });
+            // Under any other event id, the same signed bytes are refused.
+            if (defaultPayloadEventId(value) !== undefined && anyId !== eventId) {
+              const other = await webhooks.verifySafe({ rawBody: shaped(json, shape), headers: headers(computeSignature(signer, String(ts), json), String(ts), anyId) });
+              expect(other).toMatchObject({ ok: false, code: 'WEBHOOK_EVENT_ID_MISMATCH' });
+            }
           },
         ),
         { numRuns },
