@@ -87,8 +87,8 @@ function accept(hmac: Hmac, policy: VerifyPolicy, body: SignedBody, timestampHea
     // In whole seconds, as the timestamp is (the sender rounds down): a delivery signed 299.6 s ago carries the
     // timestamp of one signed 300 s ago, so the fraction of the current second must not decide (as in Stripe's check).
     const age = Math.floor(policy.now() / 1000) - timestamp;
-    if (age > tolerance) throw timestampTooOld(Math.ceil(age), tolerance);
-    if (-age > tolerance) throw timestampInFuture(Math.ceil(-age), tolerance, timestamp > MILLISECONDS_ABOVE);
+    if (age > tolerance) throw timestampTooOld(age, tolerance);
+    if (-age > tolerance) throw timestampInFuture(-age, tolerance, timestamp > MILLISECONDS_ABOVE);
   }
   let payload: unknown;
   try {
