@@ -132,7 +132,12 @@ export class AdminTokens {
     if (current !== undefined) return current;
     await this.#refusals.failIfRefused();
     const { store, logger, http } = this.#deps;
-    const fetchAndCache = () => this.#fetchAndCache(rejected, flight);
+    const fetchAndCache = () => this.#fetchAndCache(flight);
+    // After a wait on the shared lock, another instance's login may have been refused meanwhile: asked again.
+    const fetchAfterWait = async () => {
+      await this.#refusals.failIfRefused();
+      return fetchAndCache();
+    };
     if (!store.acquireRefreshLock) return fetchAndCache();
 
     // A shared store: the instance that takes the lock logs in, the others wait for its token.
@@ -150,7 +155,7 @@ export class AdminTokens {
       if (lock !== undefined) {
         try {
           // Another instance may have finished its refresh between our read and our lock.
-          return usable(await this.#read()) ?? (await fetchAndCache());
+          return usable(await this.#read()) ?? (await fetchAfterWait());
         } finally {
           await store.releaseRefreshLock?.(this.#key, lock).catch((error: unknown) => {
             logger.warn({ err: error, service: 'commerce' }, 'admin token store failed to free the refresh lock; it expires by itself');
@@ -163,7 +168,7 @@ export class AdminTokens {
       if (shared !== undefined) return shared;
       if (performance.now() > deadline) {
         logger.warn({ service: 'commerce' }, 'admin token refresh lock held too long by another instance: refreshing here');
-        return fetchAndCache();
+        return fetchAfterWait();
       }
     }
   }
@@ -192,8 +197,8 @@ export class AdminTokens {
     }
   }
 
-  async #fetchAndCache(rejected: string | undefined, flight: Flight): Promise<string> {
-    await this.#refusals.failIfRefused();
+  /** One login for `flight`, once no refused login holds it off, and its token kept. */
+  async #fetchAndCache(flight: Flight): Promise<string> {
     // Every caller gave up while the store was read: no one waits for this login, and a new flight may send its own.
     flight.controller.signal.throwIfAborted();
     let token: string;
