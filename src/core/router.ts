@@ -1,4 +1,4 @@
-import { isControlFlow } from './control-flow.js';
+import { controlFlowIn } from './control-flow.js';
 import { invalidInput, PayError, toPayError, wasLogged } from './errors.js';
 import type { Logger, PayRequest, PayResponse } from './types.js';
 import { utf8Length } from './utf8-length.js';
@@ -94,7 +94,9 @@ export function createRouter(routes: Route[], logger: Logger): Router {
       try {
         response = malformedSegment(request, params) ?? await route.handler(request, params);
       } catch (error) {
-        if (isControlFlow(error, request.framework)) throw error; // a hook's redirect() or notFound(): Next answers it, not an error here
+        // A hook's redirect() or notFound(): Next answers it, not an error here.
+        const flow = controlFlowIn(error, request.framework);
+        if (flow !== undefined) throw flow;
         const payError = toPayError(error);
         // A 5xx is the server's side failing (configuration, a hook, an upstream): whoever runs it needs the details,
         // once: a store failure was logged where it arose, with the payment or event id.

@@ -1,4 +1,4 @@
-import { isControlFlow } from '../../core/control-flow.js';
+import { controlFlowIn } from '../../core/control-flow.js';
 import { PayError, toPayError } from '../../core/errors.js';
 import { isBodiless } from '../../core/json-response.js';
 import type { Pay, PayOptions } from '../../core/pay.js';
@@ -47,7 +47,7 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
       response = await pay.handle({ method: request.method, path, headers: request.headers, ...body, framework: 'next-app', native: request, signal: request.signal });
     } catch (error) {
       // redirect(), notFound() and the like in a hook: thrown on, for Next's route module to answer (307, 404...).
-      if (isControlFlow(error, 'next-app')) throw error;
+      if (controlFlowIn(error, 'next-app') !== undefined) throw error;
       response = toPayError(error).toResponse();
     }
     return toFetchResponse(response ?? notARoute(pay, request.method, params, catchAll));

@@ -1,4 +1,3 @@
-import { isControlFlow } from '../control-flow.js';
 import { PayError, type PayErrorCode } from '../errors.js';
 import { getHeader } from '../headers.js';
 import type { MintInput } from '../payments/mint.js';
@@ -86,9 +85,8 @@ async function letThrough(authorize: Authorize, request: HookRequest): Promise<v
   try {
     verdict = await authorize(request);
   } catch (error) {
-    // A PayError the hook throws on purpose (UNAUTHORIZED, or a code of the merchant's choosing) answers as it is,
-    // and Next's redirect('/login') or notFound() is Next's to answer.
-    throw error instanceof PayError || isControlFlow(error, request.framework) ? error : hookThrew('authorize', error);
+    // A PayError the hook throws on purpose (UNAUTHORIZED, or a code of the merchant's choosing) answers as it is.
+    throw error instanceof PayError ? error : hookThrew('authorize', error);
   }
   if (verdict === true) return;
   if (!verdict) throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request (it returned false): send the session or credentials it checks.');

@@ -1,4 +1,3 @@
-import { isControlFlow } from '../control-flow.js';
 import { PayError, toPayError } from '../errors.js';
 import { checkMintInput, type MintInput } from '../payments/mint.js';
 import type { WidgetToken } from '../payments/widget-token.js';
@@ -46,7 +45,7 @@ async function resolveCheckoutFor(resolveCheckout: ResolveCheckout, isMerchantHo
   try {
     checkout = await resolveCheckout(request);
   } catch (error) {
-    throw isControlFlow(error, request.framework) ? error : checkoutFailure(error, isMerchantHook);
+    throw checkoutFailure(error, isMerchantHook);
   }
   try {
     return checkMintInput(checkout);
