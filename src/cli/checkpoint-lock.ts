@@ -4,6 +4,7 @@ import { link, open, readFile, stat, unlink, utimes, writeFile } from 'node:fs/p
 import { hostname, uptime } from 'node:os';
 import { dirname } from 'node:path';
 import { EXIT, ExitError } from './io.js';
+import { isRunning } from './processes.js';
 
 interface LockOwner {
   pid: number;
@@ -158,12 +159,7 @@ function isGone(owner: LockOwner): boolean {
   // A pid in use again (containers hand out low pids quickly): its process started after the lock was written.
   const started = processStartMs(owner.pid);
   if (started !== undefined && started > Date.parse(owner.startedAt) + PID_REUSE_MARGIN_MS) return true;
-  try {
-    process.kill(owner.pid, 0); // signal 0: only asks whether the process exists
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
+  return !isRunning(owner.pid);
 }
 
 /**

@@ -5,22 +5,11 @@ import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { EXIT, ExitError, type CliIo } from './io.js';
+import { isRunning } from './processes.js';
 import { cutTornLine } from './torn-line.js';
 
 const openFile = promisify(openCallback);
 const fstat = promisify(fstatCallback);
-
-/** Resolves when the stream takes more, or will never again (an error or a close). */
-export function drained(stream: Writable): Promise<void> {
-  if (stream.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      for (const event of ['drain', 'close', 'error']) stream.off(event, done);
-      resolve();
-    };
-    for (const event of ['drain', 'close', 'error']) stream.once(event, done);
-  });
-}
 
 /**
  * Puts what was written to the stream on disk when it is a file (`--out`, or stdout redirected to one),
@@ -37,13 +26,15 @@ export function syncToDisk(stream: Writable): Promise<void> {
 const UNSYNCABLE = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP']);
 
 /**
- * Whether the stream is a pipe or a socket, whose reader may not have read what it took: stopped together with
- * it (Ctrl-C reaches the whole pipeline), `gzip` or `psql` leave a cut file or a rolled-back load.
+ * Whether the output (a stream, or the file --out names) is a pipe or a socket, whose reader may not have read what
+ * it took: stopped together with it (Ctrl-C reaches the whole pipeline), `gzip` or `psql` leave a cut file or a
+ * rolled-back load. A stream without a descriptor (a test's) is none.
  */
-export async function writesToPipe(stream: Writable): Promise<boolean> {
-  const fd = (stream as { fd?: unknown }).fd;
-  if (typeof fd !== 'number') return false;
-  const stats = await fstat(fd).catch(() => undefined);
+export async function isPipe(output: Writable | string): Promise<boolean> {
+  const fd = typeof output === 'string' ? undefined : (output as { fd?: unknown }).fd;
+  const stats = typeof output === 'string' ? await stat(output).catch(() => undefined)
+    : typeof fd === 'number' ? await fstat(fd).catch(() => undefined)
+    : undefined;
   return stats !== undefined && (stats.isFIFO() || stats.isSocket());
 }
 
@@ -83,28 +74,24 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
   let opening: Promise<Writable> | undefined;
   /** Where a whole-file run writes until it completes; undefined when it writes --out itself. */
   let temporary: string | undefined;
-  /** Whole only over a regular file (or none yet), through its links: renamed over /dev/full or a FIFO, it would replace them. */
-  const target = async () => {
-    const real = await realpath(file).catch(() => file);
-    const stats = await stat(real).catch(() => undefined);
-    return { real, stats, whole: mode.whole && !append && (stats === undefined || stats.isFile()) };
-  };
+  /** The file --out names, through its links: what a whole-file run renames its temporary over. */
   let real = file;
   const open = () => (opening ??= (async () => {
     try {
       if (append) await cutTornLine(file);
-      const where = await target();
-      real = where.real;
-      if (where.whole) {
+      real = await realpath(file).catch(() => file);
+      const stats = await stat(real).catch(() => undefined);
+      // Whole only over a regular file (or none yet): renamed over /dev/full or a FIFO, it would replace them.
+      if (mode.whole && !append && (stats === undefined || stats.isFile())) {
         await removeStaleTemporaries(real);
         temporary = `${real}.${process.pid}.tmp`;
         await rm(temporary, { force: true }); // one of an earlier process with this pid; then created anew, never through a link
       }
       const path = temporary ?? file;
       // The export holds customers' names and addresses: a file that replaces one is private until it has its mode and owner.
-      const replacing = temporary !== undefined && where.stats !== undefined;
+      const replacing = temporary !== undefined && stats !== undefined;
       const fd = await openFile(path, append ? 'a' : temporary !== undefined ? 'wx' : 'w', replacing ? 0o600 : 0o666);
-      if (replacing) await keepModeAndOwner(temporary!, where.stats!);
+      if (replacing) await keepModeAndOwner(temporary!, stats!);
       stream = createWriteStream(path, { fd }).on('error', (error) => onError(named(error)));
       return stream;
     } catch (error) {
@@ -151,24 +138,9 @@ async function removeStaleTemporaries(real: string): Promise<void> {
   const names = await readdir(dirname(real)).catch(() => [] as string[]);
   for (const name of names) {
     const pid = name.startsWith(prefix) && name.endsWith('.tmp') ? name.slice(prefix.length, -'.tmp'.length) : '';
-    if (!/^[1-9]\d{0,9}$/.test(pid) || Number(pid) === process.pid || isAlive(Number(pid))) continue;
+    if (!/^[1-9]\d{0,9}$/.test(pid) || Number(pid) === process.pid || isRunning(Number(pid))) continue;
     const path = join(dirname(real), name);
     const stats = await stat(path).catch(() => undefined);
     if (stats?.isFile() && Date.now() - stats.mtimeMs > STALE_AFTER_MS) await rm(path, { force: true }).catch(() => {});
   }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
-
-/** Whether `path` names a FIFO or a socket (a stopped run's position must not stand, as for a pipe on stdout). */
-export async function namesPipe(path: string): Promise<boolean> {
-  const stats = await stat(path).catch(() => undefined);
-  return stats !== undefined && (stats.isFIFO() || stats.isSocket());
 }

@@ -10,7 +10,8 @@ import { checkWindow, parseCliDate } from '../dates.js';
 import { lockCheckpointFile } from '../checkpoint-lock.js';
 import { FileCheckpointStore } from '../file-checkpoint-store.js';
 import { commandGroup, EXIT, ExitError, parse, UsageError, wholeNumber, write, type CliIo, type Command, printHelp, warnOn } from '../io.js';
-import { drained, namesPipe, output, syncToDisk, writesToPipe } from '../ndjson-output.js';
+import { drained } from '../../core/drained.js';
+import { isPipe, output, syncToDisk } from '../ndjson-output.js';
 import { ProgressBar } from '../progress.js';
 import { sharedStores } from '../shared-stores.js';
 
@@ -171,7 +172,7 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
   /** The position this run starts from, put back when what it wrote may not have reached its reader. */
   const startedFrom = values.checkpoint === undefined ? undefined : await new FileCheckpointStore(values.checkpoint).get(SYNC_CHECKPOINT);
   const resuming = startedFrom !== undefined;
-  const toPipe = values.out === undefined ? await writesToPipe(io.stdout) : await namesPipe(values.out);
+  const toPipe = await isPipe(values.out ?? io.stdout);
   let failed: Error | undefined;
   const stopOnError = new AbortController();
   const out = output(io, values.out, { append: resuming, whole: values.checkpoint === undefined }, (error) => {

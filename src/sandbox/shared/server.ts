@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiError, errorBody, readBody, type Reply } from './http.js';
+import { drained } from '../../core/drained.js';
 import { jsonChunks } from './json-chunks.js';
 import type { Router } from './router.js';
 import { Sleeper } from './sleeper.js';
@@ -31,15 +32,7 @@ async function writeChunks(res: ServerResponse, status: number, headers: Record<
   res.writeHead(status, { ...headers, 'content-length': String(length) });
   for (const chunk of chunks) {
     if (res.write(chunk)) continue;
-    await new Promise<void>((resolve) => {
-      const go = () => {
-        res.off('drain', go);
-        res.off('close', go);
-        resolve();
-      };
-      res.on('drain', go);
-      res.on('close', go);
-    });
+    await drained(res);
     if (res.destroyed) return;
   }
   res.end();
