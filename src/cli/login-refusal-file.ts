@@ -13,6 +13,9 @@ import { replaceFile } from './replace-file.js';
  * A file it cannot read or write is said through `warn` (the CLI's stderr, once a run): the core only
  * logs a store's failure, and the CLI's logger is silent, so a cron job would lose the refusals unheard.
  */
+/** What a refusal not kept costs, and the fix: said whichever way the file could not be used. */
+const NOT_KEPT = "so the next run will try the same credentials again, and each refused login counts towards Magento's lockout. Set PAYWIDGET_STATE_DIR to a directory this user can write.";
+
 export class LoginRefusalFile implements AdminTokenStore {
   readonly #tokens = new MemoryAdminTokenStore();
   readonly #warn: (message: string) => void;
@@ -32,7 +35,7 @@ export class LoginRefusalFile implements AdminTokenStore {
   async set(key: string, value: string, ttlMs: number): Promise<void> {
     if (!key.endsWith(REFUSAL_KEY_SUFFIX)) return this.#tokens.set(key, value, ttlMs);
     if (this.path === undefined) {
-      if (value !== NO_REFUSAL) this.#warnOnce("could not keep the refused admin login: there is no state directory (HOME, XDG_STATE_HOME and PAYWIDGET_STATE_DIR are all unset), so the next run will try the same credentials again, and each refused login counts towards Magento's lockout. Set PAYWIDGET_STATE_DIR to a directory this user can write.");
+      if (value !== NO_REFUSAL) this.#warnOnce(`could not keep the refused admin login: there is no state directory (HOME, XDG_STATE_HOME and PAYWIDGET_STATE_DIR are all unset), ${NOT_KEPT}`);
       return;
     }
     const path = this.path;
@@ -44,7 +47,7 @@ export class LoginRefusalFile implements AdminTokenStore {
       await mkdir(dirname(path), { recursive: true, mode: 0o700 });
       await replaceFile(path, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
     } catch (error) {
-      this.#warnOnce(`could not keep the refused admin login in ${path} (${describe(error)}), so the next run will try the same credentials again, and each refused login counts towards Magento's lockout. Set PAYWIDGET_STATE_DIR to a directory this user can write.`);
+      this.#warnOnce(`could not keep the refused admin login in ${path} (${describe(error)}), ${NOT_KEPT}`);
       throw error;
     }
   }
