@@ -8,8 +8,8 @@ const textDecoder = new TextDecoder();
 
 /**
  * The JSON body of a request to a JSON route: a parser's object, the raw bytes parsed, or `{}` when
- * empty; 413 past `limit`. The adapters read up to the largest route's limit (`webhooks.maxBodyBytes`
- * may be higher), so each route holds its own here. Of a parser's object only a declared length tells
+ * empty; 413 past `limit`. The adapters read a stream up to its route's limit; a body a parser kept came under
+ * the parser's own, so the route holds its limit here too. Of a parser's object only a declared length tells
  * the size (re-serialized, whitespace and escapes would be lost, and `1e20` would grow): a body that
  * came chunked or compressed was held to the parser's own limit alone.
  */
@@ -115,7 +115,7 @@ export function readsNodeStreams(framework: Framework | undefined): boolean {
  */
 export const STREAM_READ_FIX = 'The request stream was read before paywidget-server got it (by the app\'s own code or a middleware: a body logger, getRawBody(req), micro\'s buffer(req)), and its bytes were not kept. Leave the stream unread for paywidget-server, or keep the bytes as req.rawBody (a Buffer).';
 
-/** What the adapters read up to, `pay.maxBodyBytes`, is the larger of the two limits: either may be the one to raise. */
+/** The option a body read past its route's limit must raise: the message names both, for either route. */
 export const READ_LIMIT_OPTIONS = 'maxBodyBytes (or webhooks.maxBodyBytes, for webhooks)';
 
 /** 400: the client went away mid-body, or sent fewer bytes than it announced, or something else holds the stream. */

@@ -105,13 +105,14 @@ const NODE_CODINGS: ReadonlySet<string> = new Set(Object.keys(NODE_DECODERS));
 async function readStream(req: IncomingMessage, limit: number, coding: string | undefined): Promise<Buffer> {
   const decoder = coding === undefined ? undefined : NODE_DECODERS[coding]!();
   const declared = req.headers['content-length'] ?? null;
+  // Refused at once, without waiting for a byte of it (compressed, it would expand further still).
+  if (Number(declared) > limit) {
+    req.resume();
+    throw bodyTooLarge(limit, READ_LIMIT_OPTIONS);
+  }
   let source: Readable = req;
   let clientGone = false;
   if (decoder) {
-    if (Number(declared) > limit) {
-      req.resume();
-      throw bodyTooLarge(limit, READ_LIMIT_OPTIONS);
-    }
     // pipe() passes no error on: a client that goes away mid-body must end the read, not leave it waiting.
     const gone = () => {
       clientGone = true;
@@ -121,6 +122,7 @@ async function readStream(req: IncomingMessage, limit: number, coding: string | 
     source = req.pipe(decoder);
   }
   try {
+    // The declared length checks what arrives, uncompressed (raw-body refuses a body that does not match it).
     return await getRawBody(source, { limit, length: decoder ? null : declared });
   } catch (error) {
     // raw-body leaves the stream paused part-way; read the rest and discard it (as body-parser does), else a
