@@ -105,7 +105,6 @@ function defaultIsPaid(order: CommerceOrder): boolean {
 
 const toMs = (timestamp: string) => Date.parse(`${timestamp.replace(' ', 'T')}Z`);
 
-
 /**
  * Walks the orders created in the window against the payment ledger. Ledger entries carry the order
  * id given at minting, which is the order's increment_id when minting from an order; entity_id is
