@@ -1,10 +1,11 @@
-import { PayError } from '../core/errors.js';
+import { PayError, UpstreamError } from '../core/errors.js';
 import { ordersCommand } from './commands/orders.js';
 import { paymentsCommand } from './commands/payments.js';
 import { reconcileCommand } from './commands/reconcile.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { forTheShell } from './for-the-shell.js';
 import { EXIT, ExitError, UsageError, write, type CliIo, type Command } from './io.js';
+import { upstreamAnswer } from './upstream-answer.js';
 
 /**
  * The command tree. Later commands register here: `payments` (with `reconcile <id>`) and a top-level
@@ -76,11 +77,17 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     // Any other failure (a position that could not be saved on the way out) is still worth saying.
     const interrupted = io.signal?.aborted === true;
     const message = interrupted && isAbort(error, io.signal!) ? 'interrupted.'
-      : error instanceof PayError ? `${forTheShell(error.message)} [${error.code}]`
+      : error instanceof PayError ? `${forTheShell(error.message)} [${error.code}]${answerLine(error)}`
       : `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
     await write(io.stderr, `${path}: ${message}\n`);
     return interrupted ? EXIT.interrupted : EXIT.failed;
   }
+}
+
+/** What the upstream said with its refusal, on a line of its own. */
+function answerLine(error: PayError): string {
+  const answer = error instanceof UpstreamError ? upstreamAnswer(error) : undefined;
+  return answer === undefined ? '' : `\n  ${answer}`;
 }
 
 /** The error an aborted call rejects with: the signal's reason or an AbortError, or the core's error caused by one. */

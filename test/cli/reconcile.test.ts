@@ -96,6 +96,24 @@ describe('paywidget payments reconcile', () => {
     const help = await run(['payments', 'reconcile', '--help']);
     expect(help.stdout).toMatch(/merchant credentials[\s\S]*Exit codes: 0 confirmed, 3 failed, 4 still unresolved/);
   });
+
+  it('shows what the service answered with its refusal, on one line, terminal controls and the API key left out', async () => {
+    const paid = sb.payments.create({ amount: 1999, currency: 'EUR', orderId: 'o-refused', status: 'succeeded' });
+    const body = `{"error":"invalid_merchant",\n "message":"merchant \u001b[31mblocked\u001b[0m",\n "echo":"${sb.apiKey}"}`;
+    const refusal = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 400, headers: { 'content-type': 'application/json' }, body });
+    const refused = await run(['payments', 'reconcile', paid.id]);
+    sb.faults.remove(refusal);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^paywidget payments reconcile: .*HTTP 400.* \[UPSTREAM_ERROR\]\n {2}It answered \(application\/json\): \{"error":"invalid_merchant", "message":"merchant \\u001b\[31mblocked\\u001b\[0m", "echo":"\[redacted\]"\}\n$/);
+    expect(refused.stderr).not.toContain(sb.apiKey);
+
+    // A long answer (an HTML error page) is cut, and says so.
+    const page = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 403, headers: { 'content-type': 'text/html' }, body: `<html>${'x'.repeat(5000)}</html>` });
+    const forbidden = await run(['payments', 'reconcile', paid.id]);
+    sb.faults.remove(page);
+    expect(forbidden.stderr).toMatch(/\n {2}It answered \(text\/html\): <html>x+… \(5013 bytes\)\n$/);
+    expect(forbidden.stderr.length).toBeLessThan(1500);
+  });
 });
 
 describe('paywidget reconcile', () => {
