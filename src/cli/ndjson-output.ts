@@ -1,11 +1,12 @@
 /** Where `orders sync` writes its NDJSON: stdout or the --out file, flushed to disk before each checkpoint save. */
 import { createWriteStream, fdatasync, fstat as fstatCallback, open as openCallback } from 'node:fs';
-import { chmod, chown, readdir, realpath, rename, rm, stat } from 'node:fs/promises';
+import { chmod, chown, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { EXIT, ExitError, type CliIo } from './io.js';
 import { isRunning } from './processes.js';
+import { resolveLinks } from './resolve-links.js';
 import { cutTornLine } from './torn-line.js';
 
 const openFile = promisify(openCallback);
@@ -79,7 +80,7 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
   const open = () => (opening ??= (async () => {
     try {
       if (append) await cutTornLine(file);
-      real = await realpath(file).catch(() => file);
+      real = await resolveLinks(file);
       const stats = await stat(real).catch(() => undefined);
       // Whole only over a regular file (or none yet): renamed over /dev/full or a FIFO, it would replace them.
       if (mode.whole && !append && (stats === undefined || stats.isFile())) {

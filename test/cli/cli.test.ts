@@ -523,6 +523,24 @@ describe('paywidget CLI', () => {
     expect(JSON.parse(await readFile(real, 'utf8'))).toHaveProperty('orders-sync');
   });
 
+  it('orders sync writes through a link whose file is not there yet, for --out and --checkpoint, and keeps the link', async () => {
+    await mkdir(join(dir, 'exports'), { recursive: true });
+    const out = join(dir, 'latest.ndjson');
+    const checkpoint = join(dir, 'latest.checkpoint.json');
+    await symlink('exports/today.ndjson', out); // relative, as `ln -s` is mostly used
+    await symlink(join(dir, 'exports', 'today.checkpoint.json'), checkpoint);
+    // Whole-file mode (no checkpoint) replaces the file at the end; with a checkpoint the position is saved as it goes.
+    const whole = await run(['orders', 'sync', '--out', out]);
+    expect(whole.code).toBe(0);
+    expect((await lstat(out)).isSymbolicLink()).toBe(true);
+    expect((await readFile(join(dir, 'exports', 'today.ndjson'), 'utf8')).trim().split('\n').length).toBeGreaterThanOrEqual(480);
+    await rm(join(dir, 'exports', 'today.ndjson'));
+    const resumable = await run(['orders', 'sync', '--out', out, '--checkpoint', checkpoint]);
+    expect(resumable.code).toBe(0);
+    expect((await lstat(checkpoint)).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(await readFile(join(dir, 'exports', 'today.checkpoint.json'), 'utf8'))).toHaveProperty('orders-sync');
+  });
+
   it('refuses to resume a checkpoint file with other filters, naming the file (exit 2)', async () => {
     const checkpoint = join(dir, 'filtered.json');
     expect((await run(['orders', 'sync', '--status', 'processing', '--checkpoint', checkpoint])).code).toBe(0);

@@ -1,5 +1,5 @@
-import { realpath, stat } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { createOrders, type Orders } from '../../core/commerce/index.js';
 import { ENTITY_ID_TEXT, ZERO_PADDED } from '../../core/commerce/orders.js';
 import { requireCommerce, resolveCommerceConfig } from '../../core/config.js';
@@ -13,6 +13,7 @@ import { commandGroup, EXIT, ExitError, parse, UsageError, wholeNumber, write, t
 import { drained } from '../../core/drained.js';
 import { isPipe, output, syncToDisk } from '../ndjson-output.js';
 import { ProgressBar } from '../progress.js';
+import { resolveLinks } from '../resolve-links.js';
 import { sharedStores } from '../shared-stores.js';
 
 const ENVIRONMENT = `Environment:
@@ -124,7 +125,7 @@ ${ENVIRONMENT}`,
     }
 
     // A link and the file it names are one checkpoint: one lock, and saves that replace the file, not the link.
-    if (values.checkpoint !== undefined) values.checkpoint = await realPath(values.checkpoint);
+    if (values.checkpoint !== undefined) values.checkpoint = await resolveLinks(values.checkpoint);
 
     if (values.out !== undefined && values.checkpoint !== undefined) {
       for (const [taken, what] of [[values.checkpoint, 'the checkpoint file'], [`${values.checkpoint}.lock`, 'the checkpoint\'s lock']] as const) {
@@ -140,15 +141,6 @@ ${ENVIRONMENT}`,
     }
   },
 };
-
-/** The path with its links resolved: of the file when it is there, else of its directory (where it will be). */
-async function realPath(file: string): Promise<string> {
-  const path = resolve(file);
-  const real = await realpath(path).catch(() => undefined);
-  if (real !== undefined) return real;
-  const directory = await realpath(dirname(path)).catch(() => dirname(path));
-  return join(directory, basename(path));
-}
 
 /** Whether two names are one file: the same path, or (both there) the same inode, through a link. */
 async function sameFile(a: string, b: string): Promise<boolean> {
