@@ -175,20 +175,26 @@ const RECHECK_TIMEOUT_MS = 3_000;
 
 /**
  * One quick poll of a payment whose answer the ledger already has (failed), recorded, then the ledger's
- * entry. Best effort: a refusal, a time-out or a missing credential leave the ledger's answer standing
- * (logged); only a ledger store that fails throws.
+ * entry; but unresolved, with the service's status, when the service says the payment is under way again:
+ * the ledger does not step back from failed (a stale poll must not undo a failure), yet a payment that may
+ * still confirm must stop a second charge. Best effort: a refusal, a time-out or a missing credential leave
+ * the ledger's answer standing (logged); only a ledger store that fails throws.
  */
 export async function recheckPayment(deps: Pick<ReconcileDeps, 'ledger' | 'poll' | 'http' | 'logger'>, paymentId: string, options: StatusOptions & { budgetMs?: number } = {}, learned: LearnedHere = {}): Promise<LedgerEntry | undefined> {
   const { budgetMs, ...statusOptions } = options;
   // A budget of 0 is one poll under the usual time-outs, as in reconcilePayment.
   const quick = Math.min(deps.http.attemptTimeoutMs, RECHECK_TIMEOUT_MS, budgetMs ? Math.max(MIN_POLL_MS, budgetMs) : Infinity);
+  let now: PaymentStatus | undefined;
   try {
-    learnedHere(learned, await recordPoll(deps.ledger, await deps.poll(paymentId, statusOptions, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick })));
+    now = await deps.poll(paymentId, statusOptions, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick });
+    learnedHere(learned, await recordPoll(deps.ledger, now));
   } catch (error) {
     if (error instanceof PayError && error.code === 'STORE_UNAVAILABLE') throw error;
     deps.logger.warn({ err: error, paymentId }, 'the payment service could not be asked about a failed payment again; going by what the ledger holds');
   }
-  return deps.ledger.get(paymentId);
+  const entry = await deps.ledger.get(paymentId);
+  if (entry?.outcome === 'failed' && now?.outcome === 'unresolved') return { ...entry, status: now.status, outcome: 'unresolved', source: 'poll' };
+  return entry;
 }
 
 /**

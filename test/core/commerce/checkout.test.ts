@@ -186,6 +186,22 @@ describe('POST /widget-token from a commerce order', () => {
     expect(logger.text()).toContain('could not be asked about a failed payment again');
   });
 
+  it('goes by what the service says now of a payment the ledger holds as failed: one under way again stops a second charge, and reconcile says it needs reconciliation', async () => {
+    const guarded = payFor(sb);
+    const order = sb.commerce.addOrder({ state: 'new', status: 'pending', order_currency_code: 'EUR', grand_total: 42, total_due: 42 });
+    const payment = sb.payments.create({ method: 'pay_by_bank', amount: 4200, currency: 'EUR', orderId: String(order.increment_id), status: 'pending' });
+    sb.payments.setStatus(payment.id, 'canceled');
+    expect(await guarded.payments.reconcile(payment.id, { budgetMs: 0 })).toMatchObject({ outcome: 'failed' });
+    // The service takes it up again (the bank's approval on its way): it may still confirm.
+    sb.payments.setStatus(payment.id, 'processing');
+    expect(await guarded.payments.reconcile(payment.id, { budgetMs: 0 })).toMatchObject({ outcome: 'needs_reconciliation', status: 'processing' });
+    const refused = await mintFor(guarded, { order_id: order.entity_id });
+    expect(refused).toMatchObject({ status: 409, json: { error: { code: 'ORDER_NOT_PAYABLE', details: { paymentId: payment.id } } } });
+    // Failed again: the order is payable again.
+    sb.payments.setStatus(payment.id, 'canceled');
+    expect((await mintFor(guarded, { order_id: order.entity_id })).status).toBe(200);
+  });
+
   it('tells the shopper the order could not be priced, and only the log who and where: a refused admin login, an unreachable platform', async () => {
     const logger = captureLogger();
     const wrongPassword = payFor(sb, { logger, commerce: { password: 'not-the-password' } });
