@@ -24,18 +24,13 @@ function exponentOf(currency: string): number {
 const PLAIN_DECIMAL = /^([0-9]+)(?:\.([0-9]+))?$/;
 /** Every decimal of up to 15 significant digits survives a trip through a double (DBL_DIG). */
 const MAX_EXACT_DIGITS = 15;
+const MAX_EXACT_MINOR = 10n ** BigInt(MAX_EXACT_DIGITS);
 
 /** The text without its trailing zeros, in linear time (a /0+$/ regex retries from every zero: quadratic on '0.000…1'). */
 function withoutTrailingZeros(text: string): string {
   let end = text.length;
   while (end > 0 && text.charCodeAt(end - 1) === 48) end--;
   return text.slice(0, end);
-}
-
-/** Digits from the first non-zero one, without the fraction's trailing zeros: '1000' 4, '0.0250' 2. */
-function significantDigits(plain: string): number {
-  const [whole = '', fraction = ''] = plain.split('.');
-  return (whole + withoutTrailingZeros(fraction)).replace(/^0+/, '').length;
 }
 
 /** The amount as a plain decimal string, or a PayError saying which rule it breaks. */
@@ -84,8 +79,11 @@ export function toMinorUnits(value: string | number, currency: string): number {
   }
   // A double keeps 15 significant digits exactly; past them its shortest string may not be the decimal
   // that was sent (80000000000000.01 reads back as 80000000000000.02), and rounding is never silent here.
-  if (typeof value === 'number' && significantDigits(text) > MAX_EXACT_DIGITS) {
-    throw invalidInput('amount', `amount ${text} has more significant digits than a JavaScript number keeps exactly (${MAX_EXACT_DIGITS}), so it may not be the amount that was sent: pass it as a decimal string`);
+  // Counted in minor units, not in the string: 90071992547409.91 reads back as 90071992547409.9, 15 digits
+  // that look exact, yet a cent was lost. Below 10^15 minor units every amount at the currency's precision
+  // has at most 15 digits, which a double holds exactly.
+  if (typeof value === 'number' && minor >= MAX_EXACT_MINOR) {
+    throw invalidInput('amount', `amount ${text} ${currency} is ${minor} minor units: more significant digits than a JavaScript number keeps exactly (${MAX_EXACT_DIGITS}), so it may not be the amount that was sent: pass it as a decimal string`);
   }
   return Number(minor);
 }

@@ -68,7 +68,9 @@ describe('toMinorUnits', () => {
     ['90071992547409.92', 'EUR', 'amount', /9007199254740992 minor units, more than/], ['9007199254740992', 'JPY', 'amount', /more than/],
     [1e20, 'EUR', 'amount', /more than/],
     // Past 15 significant digits a number may not be the decimal that was sent: 80000000000000.01 reads back as …02.
-    [JSON.parse('80000000000000.01') as number, 'EUR', 'amount', /80000000000000\.02 has more significant digits than a JavaScript number keeps exactly \(15\).*decimal string/],
+    [JSON.parse('80000000000000.01') as number, 'EUR', 'amount', /80000000000000\.02 EUR is 8000000000000002 minor units: more significant digits than a JavaScript number keeps exactly \(15\).*decimal string/],
+    // …and 90071992547409.91 as 90071992547409.9: 15 digits that look exact, a cent short.
+    [JSON.parse('90071992547409.91') as number, 'EUR', 'amount', /9007199254740990 minor units: more significant digits/],
     [JSON.parse('8796093022208.001') as number, 'KWD', 'amount', /more significant digits/], [1000000000000000, 'JPY', 'amount', /more significant digits/],
     ['.5', 'EUR', 'amount', /not a plain decimal/], ['5.', 'EUR', 'amount', /not a plain decimal/], ['+5', 'EUR', 'amount', /not a plain decimal/],
     ['abc', 'EUR', 'amount', /not a plain decimal/], ['1.2.3', 'EUR', 'amount', /not a plain decimal/],
