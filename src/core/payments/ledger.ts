@@ -1,5 +1,6 @@
 import { isPending, type Awaitable } from '../awaitable.js';
-import { loggedWhereItArose, PayError } from '../errors.js';
+import { invalidInput, loggedWhereItArose, PayError } from '../errors.js';
+import { describeKind } from '../option-types.js';
 import type { ForgetCondition, LedgerEntry, LedgerObservation, LedgerQuery, LedgerRecordResult, LedgerStore } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import { isWellFormedText } from '../well-formed.js';
@@ -35,6 +36,17 @@ export function recordPoll(ledger: Pick<Ledger, 'record'>, { paymentId, status, 
   return ledger.record({ paymentId, status, source: 'poll', orderId, amount, currency });
 }
 
+/**
+ * The order id byOrder looks under: text, as payments are filed (a numeric order_id a service sent is kept as
+ * its digits, so a whole number from JavaScript finds the same entries). Anything else is refused: answering
+ * "no payment" for it would let the caller's own guard mint again.
+ */
+function orderIdText(orderId: unknown): string {
+  if (typeof orderId === 'string') return orderId;
+  if (typeof orderId === 'number' && Number.isSafeInteger(orderId) && orderId >= 0) return String(orderId);
+  throw invalidInput('orderId', `byOrder takes the order id the payment was minted for, as text (such as '000000042'), got ${describeKind(orderId)}.`);
+}
+
 export interface LedgerDeps {
   store: LedgerStore;
   classify: (status: string | null) => PaymentOutcome;
@@ -62,8 +74,11 @@ export function createLedger(deps: LedgerDeps): Ledger {
   };
   return {
     get: (paymentId) => guard('read an entry', paymentId, () => store.get(paymentId)),
-    // No payment is filed under an order id that is not well-formed text (see orderIdToKeep); Redis would read another's.
-    byOrder: async (orderId) => (isWellFormedText(orderId) ? guard('read the entries of an order', undefined, () => store.byOrder(orderId)) : []),
+    byOrder: async (orderIdInput) => {
+      const orderId = orderIdText(orderIdInput);
+      // No payment is filed under an order id that is not well-formed text (see orderIdToKeep); Redis would read another's.
+      return isWellFormedText(orderId) ? guard('read the entries of an order', undefined, () => store.byOrder(orderId)) : [];
+    },
     forget: (paymentId, condition) => guard('remove an entry', paymentId, () => store.forget(paymentId, condition)),
     async *list(query) {
       const iterator = store.list(query)[Symbol.asyncIterator]();

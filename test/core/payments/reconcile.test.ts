@@ -316,6 +316,11 @@ describe('a status as the service sent it, around its value', () => {
     }
     // Filed under its order, a confirmed payment keeps that order from being minted again.
     expect((await pay.payments.byOrder('4242')).map((entry) => entry.outcome)).toContain('confirmed');
+    // From JavaScript, the order id as a number finds the same entries, as Redis's text keys would; anything else is refused, not "none".
+    expect(await pay.payments.byOrder(4_242 as unknown as string)).toEqual(await pay.payments.byOrder('4242'));
+    for (const wrong of [undefined, 42.5, { id: '4242' }]) {
+      await expect(pay.payments.byOrder(wrong as unknown as string)).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'orderId' } });
+    }
   });
 
   it('records a webhook whose status ends in a newline as confirmed, not as a payment to poll for ever', async () => {
