@@ -31,12 +31,21 @@ function codesWithoutMinorUnit(): Set<string> {
   return codes;
 }
 
+/**
+ * Currencies ISO 4217 added after the list the package ships: the Caribbean guilder (XCG, 2 digits),
+ * which replaced the Netherlands Antillean guilder (ANG, kept for older orders) on 31 March 2025.
+ * The package's own entry wins once it has one.
+ */
+export const ADDED_SINCE: Readonly<Record<string, number>> = { XCG: 2 };
+
 /** code → exponent, sorted by code, for every currency that has a numeric minor unit. */
 export function buildExponentTable(): Record<string, number> {
   const excluded = codesWithoutMinorUnit();
-  const entries = data
+  const listed = data
     .filter((c) => typeof c.digits === 'number' && Number.isInteger(c.digits) && !excluded.has(c.code))
-    .map((c): [string, number] => [c.code, c.digits])
+    .map((c): [string, number] => [c.code, c.digits]);
+  const known = new Set(listed.map(([code]) => code));
+  const entries = [...listed, ...Object.entries(ADDED_SINCE).filter(([code]) => !known.has(code))]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return Object.fromEntries(entries);
 }
@@ -45,7 +54,7 @@ export function renderIso4217Module(table: Record<string, number> = buildExponen
   const lines = Object.entries(table).map(([code, digits]) => `  ${code}: ${digits},`);
   return [
     '// GENERATED FILE, do not edit: run `npx tsx scripts/generate-iso4217.ts`.',
-    `// Source: currency-codes@${PACKAGE_VERSION} (ISO 4217 list one, published ${publishDate}).`,
+    `// Source: currency-codes@${PACKAGE_VERSION} (ISO 4217 list one, published ${publishDate}), and codes added since: ${Object.keys(ADDED_SINCE).join(', ')}.`,
     '// Currency code → number of minor-unit digits (the exponent). Codes whose ISO minor unit',
     '// is "N.A." (precious metals, XDR, XXX...) are left out on purpose.',
     '',

@@ -1,5 +1,5 @@
 // GENERATED FILE, do not edit: run `npx tsx scripts/generate-iso4217.ts`.
-// Source: currency-codes@2.2.0 (ISO 4217 list one, published 2024-06-25).
+// Source: currency-codes@2.2.0 (ISO 4217 list one, published 2024-06-25), and codes added since: XCG.
 // Currency code → number of minor-unit digits (the exponent). Codes whose ISO minor unit
 // is "N.A." (precious metals, XDR, XXX...) are left out on purpose.
 
@@ -164,6 +164,7 @@ export const CURRENCY_EXPONENTS: Readonly<Record<string, number>> = Object.freez
   WST: 2,
   XAF: 0,
   XCD: 2,
+  XCG: 2,
   XOF: 0,
   XPF: 0,
   YER: 2,
