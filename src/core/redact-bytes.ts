@@ -34,13 +34,33 @@ interface SecretChar {
 }
 
 function redactOne(bytes: Uint8Array, chars: readonly SecretChar[]): Uint8Array {
+  const match: Match = { bytes, chars, failed: new Set(), steps: MAX_STEPS_BASE + MAX_STEPS_PER_BYTE * bytes.length };
+  try {
+    return replaceMatches(match);
+  } catch (error) {
+    // A body the search could not finish within its steps is not passed on in any part: it may hold the secret.
+    if (error === SEARCH_TOO_LONG) return REDACTED;
+    throw error;
+  }
+}
+
+/**
+ * Steps a search may take: far above what an echo of a secret costs (a few per byte of the body), and a bound on
+ * one built to be slow, such as a near miss of a long secret at every position (the body is then withheld whole).
+ */
+const MAX_STEPS_BASE = 1_000_000;
+const MAX_STEPS_PER_BYTE = 16;
+const SEARCH_TOO_LONG = Symbol('paywidget.searchTooLong');
+
+function replaceMatches(match: Match): Uint8Array {
+  const { bytes, chars } = match;
   const parts: Uint8Array[] = [];
   const first = chars[0]!.utf8[0];
   let from = 0;
   for (let at = 0; at < bytes.length; ) {
     // Most bytes can begin no writing of the secret: only its first byte or an escape's.
     const byte = bytes[at];
-    const end = byte === first || byte === BACKSLASH || byte === PERCENT || byte === AMPERSAND || byte === PLUS ? matchSecret(bytes, at, chars) : -1;
+    const end = byte === first || byte === BACKSLASH || byte === PERCENT || byte === AMPERSAND || byte === PLUS ? matchSecret(match, at, 0) : -1;
     if (end === -1) {
       at++;
       continue;
@@ -59,22 +79,44 @@ function redactOne(bytes: Uint8Array, chars: readonly SecretChar[]): Uint8Array 
   return out;
 }
 
+/** One search for one secret in one body. */
+interface Match {
+  bytes: Uint8Array;
+  chars: readonly SecretChar[];
+  /** (position, character) pairs at an escape's lead that led nowhere; elsewhere there is one reading only. */
+  failed: Set<number>;
+  /** Steps left. */
+  steps: number;
+}
+
 /**
- * Where the secret written from `at` ends, or -1 when it is not written there. A character may be there both as
- * itself and as the start of an escape (a backslash, in JSON's escape of a backslash), or escaped once and twice: the other readings are tried when one leads nowhere.
+ * Where the secret written from `at` on, from its character `k`, ends; -1 when it is not written there. A character may
+ * be there both as itself and as the start of an escape (a backslash, in JSON's escape of a backslash), or escaped once
+ * and twice: the other readings are tried when one leads nowhere. Each (position, character) that led nowhere is
+ * remembered: without that, a secret of backslashes against a run of backslashes is tried in 3^n ways, and a token a
+ * browser sends, quoted in part by the service, would hold the event loop for minutes.
  */
-function matchSecret(bytes: Uint8Array, at: number, chars: readonly SecretChar[], k = 0): number {
+function matchSecret(match: Match, at: number, k: number): number {
+  const { bytes, chars, failed } = match;
   if (k === chars.length) return at;
+  if (--match.steps < 0) throw SEARCH_TOO_LONG;
+  const lead = bytes[at];
+  const branches = lead === BACKSLASH || lead === PERCENT || lead === AMPERSAND || lead === PLUS;
+  const state = at * (chars.length + 1) + k;
+  if (branches && failed.has(state)) return -1;
   const char = chars[k]!;
-  if (startsWith(bytes, at, char.utf8)) {
-    const end = matchSecret(bytes, at + char.utf8.length, chars, k + 1);
-    if (end !== -1) return end;
+  let end = -1;
+  if (startsWith(bytes, at, char.utf8)) end = matchSecret(match, at + char.utf8.length, k + 1);
+  if (end === -1) {
+    const once = matchEscaped(bytes, at, char, false);
+    if (once !== -1) end = matchSecret(match, once, k + 1);
   }
-  const once = matchEscaped(bytes, at, char, false);
-  const end = once === -1 ? -1 : matchSecret(bytes, once, chars, k + 1);
-  if (end !== -1) return end;
-  const twice = matchEscaped(bytes, at, char, true);
-  return twice === -1 ? -1 : matchSecret(bytes, twice, chars, k + 1);
+  if (end === -1) {
+    const twice = matchEscaped(bytes, at, char, true);
+    if (twice !== -1) end = matchSecret(match, twice, k + 1);
+  }
+  if (end === -1 && branches) failed.add(state);
+  return end;
 }
 
 const BACKSLASH = 0x5c;

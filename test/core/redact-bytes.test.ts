@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { redactBytes } from '../../src/core/redact-bytes.js';
 
@@ -5,6 +8,26 @@ const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (data: Uint8Array) => new TextDecoder().decode(data);
 
 describe('redactBytes', () => {
+  it('ends on a secret of backslashes against a long run of them (each is itself or an escape: 3^n readings)', async () => {
+    // Run in a child process that is killed after 15 s: searched reading by reading, 3^60 tries, it would never end
+    // and hold this worker with it. Finished, it prints what it redacted. A browser's payment_client_token is such a secret.
+    const script = `
+      import { redactBytes } from './src/core/redact-bytes.ts';
+      const secret = '\\\\'.repeat(60) + '!';
+      const run = (body) => new TextDecoder().decode(redactBytes(new TextEncoder().encode(body), [secret]));
+      console.log(JSON.stringify([run('{"error":"invalid token ' + '\\\\'.repeat(200) + '"}'), run('<' + secret + '>'), run('<' + JSON.stringify(secret).slice(1, -1) + '>')]));
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../..', import.meta.url)), timeout: 15_000 });
+    expect(JSON.parse(stdout)).toEqual([`{"error":"invalid token ${'\\'.repeat(200)}"}`, '<[redacted]>', '<[redacted]>']);
+  });
+
+  it('withholds a body whose search would take too long (a near miss of a long secret at every position), not passes it on', () => {
+    const secret = `${'a'.repeat(4_000)}!`;
+    expect(text(redactBytes(bytes(`{"echo":"${'a'.repeat(4_000)}"}`), [secret]))).toBe('[redacted]');
+    // An ordinary body with a shorter near miss is searched to its end and kept.
+    expect(text(redactBytes(bytes(`{"echo":"${'a'.repeat(100)}"}`), [secret]))).toBe(`{"echo":"${'a'.repeat(100)}"}`);
+  });
+
   it('replaces a secret as sent, JSON-escaped (quotes, backslashes, PHP\'s \\/) and percent-encoded', () => {
     const secret = 'a"b\\c/d e';
     const echoed = [secret, JSON.stringify(secret).slice(1, -1), JSON.stringify(secret).slice(1, -1).replaceAll('/', '\\/'), encodeURIComponent(secret)];
