@@ -122,6 +122,8 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   const started = performance.now(); // a budget of real time, which a step of the wall clock does not stretch
   const deadline = started + budgetMs;
   let polls = 0;
+  /** Whether the service answered, or failed to, at least once; not when the caller went away before. */
+  let heard = false;
   let lastError: PayError | undefined;
   /** How long the service asked to wait after the last poll (Retry-After). */
   let retryAfter: number;
@@ -134,6 +136,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     try {
       polls += 1;
       const status = await deps.poll(paymentId, { clientToken, signal: options.signal }, policy);
+      heard = true;
       lastError = undefined; // the service answered: an earlier failure is no longer why nothing is known
       const recorded = await recordPoll(deps.ledger, status);
       learnedHere(learned, recorded);
@@ -144,6 +147,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
       // Stopped by the caller mid-poll: what is known so far is the answer, as when the budget runs out.
       if (options.signal?.aborted) break;
       if (isPermanent(error)) throw error;
+      heard = true;
       lastError = error as PayError;
       retryAfter = (error instanceof UpstreamError && error.retryAfterMs) || 0;
     }
@@ -158,6 +162,10 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     if (!(await sleep(pause, options.signal))) break;
   }
 
+  // The caller went away before the service said anything: nothing was learned, and nothing is recorded. A payment id
+  // is anyone's to send to the reconcile route, and one hung up on at once would otherwise be an entry the sweep polls,
+  // without end in a store with no cap (Redis). A real payment's webhook, or the next call, records it.
+  if (!heard) return toReconcileResult(paymentId, await deps.ledger.get(paymentId));
   // Out of budget. A webhook may have landed meanwhile; and a payment nobody could read is still recorded, so the sweep finds it.
   const recorded = await deps.ledger.record({ paymentId, status: null, source: 'poll' });
   learnedHere(learned, recorded);

@@ -247,6 +247,30 @@ describe('reconcile', () => {
     expect(sb.faults.list().find((f) => f.id === hanging)!.hits).toBe(1);
   });
 
+  it('records nothing for a payment id whose caller went away before the service said anything (anyone can send ids to the route)', async () => {
+    const pay = payFor(sb, { logger });
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', latencyMs: 300, times: Infinity });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const controller = new AbortController();
+        const answer = pay.handle({ method: 'POST', path: `/payments/pay_hung_up_${i}/reconcile`, headers: { 'content-type': 'application/json' }, rawBody: '{}', signal: controller.signal });
+        setTimeout(() => controller.abort(), 20);
+        await answer;
+      }
+    } finally {
+      sb.faults.clear();
+    }
+    for (let i = 0; i < 5; i++) expect(await pay.payments.get(`pay_hung_up_${i}`)).toBeUndefined();
+    // One the service could not answer is still recorded, for the sweep: it may be a real payment.
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, body: '{"error":"down"}', times: Infinity });
+    try {
+      await pay.payments.reconcile('pay_service_down', { budgetMs: 0 });
+    } finally {
+      sb.faults.clear();
+    }
+    expect(await pay.payments.get('pay_service_down')).toMatchObject({ outcome: 'unresolved', status: null });
+  });
+
   it.each([['pay_other'], [123]])('refuses a status answer naming another payment (%j): a proxy or cache mixing up answers, and records nothing', async (other) => {
     const pay = payFor(sb, { logger });
     const { paymentId, clientToken } = await payByBank(pay, sb);
