@@ -56,7 +56,8 @@ async function importIoredis(): Promise<{ Redis: typeof import('ioredis').Redis 
  * password included.
  */
 function redisAddress(url: string): string {
-  if (url.startsWith('/')) return url;
+  // A socket path's query may carry the password (ioredis reads /tmp/redis.sock?password=…): the path alone is shown.
+  if (url.startsWith('/') && !url.startsWith('//')) return url.split('?')[0]!;
   let parsed: URL | undefined;
   try {
     parsed = new URL(url);
@@ -74,7 +75,8 @@ function redisAddress(url: string): string {
     }
     return `${parsed.protocol}//${parsed.host}`;
   }
-  const got = parsed ? `a ${parsed.protocol}// URL${parsed.host === '' ? ' without a host' : ''}` : 'no URL';
+  // '//:password@host' is a URL to ioredis, without its scheme: asked for in full rather than guessed at.
+  const got = url.startsWith('//') ? 'a URL without its scheme' : parsed ? `a ${parsed.protocol}// URL${parsed.host === '' ? ' without a host' : ''}` : 'no URL';
   throw new PayError('CONFIG_INVALID', `REDIS_URL must be redis://[user:password@]host[:port][/db], rediss://… for TLS, or the path of a Unix socket; it holds ${got}.`, { details: { options: ['REDIS_URL'] } });
 }
 

@@ -20,12 +20,19 @@ describe('sharedStores', () => {
   });
 
   it('refuses a REDIS_URL ioredis would take for a socket path (and quote, password and all), naming no password', async () => {
-    for (const url of ['valkey://default:Sup3rSecretPW@127.0.0.1:6391', 'redis:/:Sup3rSecretPW@127.0.0.1', 'tcp://u:Sup3rSecretPW@host:1', 'not a url Sup3rSecretPW']) {
+    for (const url of ['valkey://default:Sup3rSecretPW@127.0.0.1:6391', 'redis:/:Sup3rSecretPW@127.0.0.1', 'tcp://u:Sup3rSecretPW@host:1', 'not a url Sup3rSecretPW', '//:Sup3rSecretPW@127.0.0.1:1']) {
       const error = await sharedStores({ REDIS_URL: url }).then(() => undefined, (e: unknown) => e as PayError);
       expect([url, error?.code]).toEqual([url, 'CONFIG_INVALID']);
       expect(error!.message).toMatch(/^REDIS_URL must be redis:\/\//);
       expect(error!.message).not.toContain('Sup3rSecretPW');
     }
+  });
+
+  it('names a socket path without its query, where ioredis reads a password', async () => {
+    const error = await sharedStores({ REDIS_URL: '/tmp/paywidget-no-such.sock?password=Sup3rSecretPW' }).then(() => undefined, (e: unknown) => e as PayError);
+    expect(error?.code).toBe('STORE_UNAVAILABLE');
+    expect(error!.message).toContain('/tmp/paywidget-no-such.sock');
+    expect(JSON.stringify(error) + String(error!.stack)).not.toContain('Sup3rSecretPW');
   });
 
   it('refuses a REDIS_URL whose password is not valid percent-encoding (CONFIG_INVALID saying how), not "URI malformed"', async () => {
