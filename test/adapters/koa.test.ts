@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
+import { koaBody } from 'koa-body';
 import { describe, expect, it } from 'vitest';
 import { createPay } from 'paywidget-server';
 import { payRouter } from 'paywidget-server/koa';
@@ -40,6 +41,60 @@ describeAdapter({
     }),
     webhooksWork: true,
     fixNamed: /./,
+  },
+  fallthrough: { status: 404, text: /koa fallthrough/ },
+});
+
+describeAdapter({
+  name: 'Koa 3 behind koa-body with { includeUnparsed: true }, as the error advises',
+  listens: true,
+  mount: (pay) => appWith((app) => app.use(payRouter(pay, { prefix: '/pay' }).routes())),
+  mountBehindParser: {
+    // koa-body keeps the text as sent on the parsed object, under Symbol.for('unparsedBody').
+    mount: (pay) => appWith((app) => {
+      app.use(koaBody({ includeUnparsed: true }));
+      app.use(payRouter(pay, { prefix: '/pay' }).routes());
+    }),
+    webhooksWork: true,
+    fixNamed: /./,
+  },
+  fallthrough: { status: 404, text: /koa fallthrough/ },
+});
+
+describeAdapter({
+  name: 'Koa 3 behind a parser keeping the text where koa-body 6 did (Symbol.for(\'unparsedBody\') on the parsed object)',
+  listens: true,
+  mount: (pay) => appWith((app) => app.use(payRouter(pay, { prefix: '/pay' }).routes())),
+  mountBehindParser: {
+    mount: (pay) => appWith((app) => {
+      app.use(async (ctx, next) => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
+        const text = Buffer.concat(chunks).toString('utf8');
+        const body = JSON.parse(text || '{}') as Record<PropertyKey, unknown>;
+        body[Symbol.for('unparsedBody')] = text;
+        (ctx.request as { body?: unknown }).body = body;
+        await next();
+      });
+      app.use(payRouter(pay, { prefix: '/pay' }).routes());
+    }),
+    webhooksWork: true,
+    fixNamed: /./,
+  },
+  fallthrough: { status: 404, text: /koa fallthrough/ },
+});
+
+describeAdapter({
+  name: 'Koa 3 behind koa-body without includeUnparsed',
+  listens: true,
+  mount: (pay) => appWith((app) => app.use(payRouter(pay, { prefix: '/pay' }).routes())),
+  mountBehindParser: {
+    mount: (pay) => appWith((app) => {
+      app.use(koaBody());
+      app.use(payRouter(pay, { prefix: '/pay' }).routes());
+    }),
+    webhooksWork: false,
+    fixNamed: /Koa: .*koa-body does with \{ includeUnparsed: true \}/,
   },
   fallthrough: { status: 404, text: /koa fallthrough/ },
 });

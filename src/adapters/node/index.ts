@@ -23,6 +23,13 @@ export interface NodeRequestSource {
   native?: unknown;
 }
 
+/** Where koa-body keeps the text as sent, with `{ includeUnparsed: true }`, on the object it parsed. */
+const UNPARSED_BODY = Symbol.for('unparsedBody');
+
+function unparsedBody(body: unknown): unknown {
+  return typeof body === 'object' && body !== null ? (body as { [UNPARSED_BODY]?: unknown })[UNPARSED_BODY] : undefined;
+}
+
 /**
  * The one bridge from Node's request to the core's plain request. Body, in order of preference:
  * a raw body someone kept (`req.rawBody`, or a Buffer or string `req.body` from express.raw() or express.text()), the stream
@@ -32,7 +39,7 @@ export interface NodeRequestSource {
 export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBytes: number | undefined, source: NodeRequestSource = {}, res?: ServerResponse): Promise<PayRequest> {
   const { framework, parsed = req as ParsedBodyHolder, native = req } = source;
   const request = new NodePayRequest(req.method ?? 'GET', path, req.headers, framework, native, res);
-  const raw = parsed.rawBody ?? parsed.body;
+  const raw = parsed.rawBody ?? unparsedBody(parsed.body) ?? parsed.body;
   // A body a parser already read came under its own limit, maybe higher than ours: each route holds its own.
   // A string is the text as sent (express.text(), Next's parser for text/plain, a verify hook's rawBody).
   if (Buffer.isBuffer(raw) || typeof raw === 'string') {
