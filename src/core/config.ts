@@ -83,6 +83,8 @@ const required = (what: string) => ({
   error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is missing' : `must be ${what}`),
 });
 const text = z.string(required('a non-empty string')).trim().min(1, 'must not be empty');
+// A password is sent as it is, spaces at either end included: trimmed, a right one would be refused (and the refusal remembered).
+const password = z.string(required('a non-empty string')).min(1, 'must not be empty').refine((value) => value.trim() !== '', 'must not be only whitespace');
 // fetch refuses a URL with credentials in an error that quotes it whole, password included.
 const withoutCredentials = (value: string) => {
   try {
@@ -141,7 +143,7 @@ const paymentSchema = z.object({
 const commerceSchema = z.object({
   url: commerceBase,
   username: text,
-  password: text,
+  password,
   scope: text.default('default'),
   readMethod: z.enum(['GET', 'POST'], { error: () => "must be 'GET' or 'POST'" }).default('GET'),
   tokenLifetimeMs: positiveMs.default(4 * 60 * 60_000),
@@ -269,7 +271,8 @@ export function resolveCommerceConfig(options: ConfigOptions = {}): { commerce: 
     ...options.commerce,
     url: options.commerce?.url ?? fromEnv('COMMERCE_URL'),
     username: options.commerce?.username ?? fromEnv('COMMERCE_USERNAME'),
-    password: options.commerce?.password ?? fromEnv('COMMERCE_PASSWORD'),
+    // A value read from a file (a mounted secret) often ends in a line break that is no part of it.
+    password: options.commerce?.password ?? fromEnv('COMMERCE_PASSWORD')?.replace(/\r?\n$/, ''),
     scope: options.commerce?.scope ?? fromEnv('COMMERCE_SCOPE'),
     readMethod: options.commerce?.readMethod ?? fromEnv('COMMERCE_READ_METHOD'),
   };

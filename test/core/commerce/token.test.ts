@@ -14,6 +14,17 @@ afterEach(async () => {
 });
 
 describe('admin token', () => {
+  it('logs in with the password exactly as given in code, spaces included; from the environment, one trailing line break dropped', async () => {
+    sb = await commerceSandbox({ orders: 3 });
+    sb.commerce.setPassword(' Corr3ct horse ');
+    expect((await payFor(sb, { commerce: { password: ' Corr3ct horse ' } }).orders.get(1)).entity_id).toBe(1);
+    sb.commerce.setPassword('from-a-file');
+    const fromFile = payFor(sb, { env: { COMMERCE_PASSWORD: 'from-a-file\n' }, commerce: { password: undefined } });
+    expect((await fromFile.orders.get(2)).entity_id).toBe(2);
+    // Only whitespace is no password.
+    expect(() => payFor(sb!, { commerce: { password: '   ' } })).toThrow(/commerce\.password .*must not be only whitespace/);
+  });
+
   it('is fetched once and reused, with Bearer auth on every order call', async () => {
     sb = await commerceSandbox({ orders: 10 });
     const pay = payFor(sb);
