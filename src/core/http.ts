@@ -197,18 +197,34 @@ function unexpectedStatus(call: UpstreamCall, where: string, status: number): Pa
  */
 function redirected(call: UpstreamCall, where: string, response: UpstreamResponse): PayError {
   const location = response.headers.get('location');
+  const setting = urlSetting(call.service);
   let target = 'no Location';
+  let advice = `set ${setting} to the service's own address.`;
   try {
     // Origin and path only: a query may carry a token, and so may a path (a gateway's /denied/<api key>), which is redacted.
     const url = location ? new URL(location, call.url) : undefined;
-    if (url) target = `${url.origin}${redactText(url.pathname, call.secrets ?? [])}`;
+    if (url) {
+      const path = redactText(url.pathname, call.secrets ?? []);
+      target = `${url.origin}${path}`;
+      // The configured base is what comes before the library's own paths: the API moved (http to https, a new
+      // host) gives the base to set; another path is something in front of the service, not the service.
+      const start = OWN_PATH_START[call.service];
+      const at = start === undefined ? -1 : path.indexOf(start);
+      advice = at !== -1
+        ? `set ${setting} to ${url.origin}${path.slice(0, at)}.`
+        : `it does not point to this API's paths${start === undefined ? '' : ` (${start}…)`}: a proxy, a login page or another version of the API may answer there. Set ${setting} to the service's own base URL.`;
+    }
   } catch {
     target = 'an unreadable Location';
   }
-  return invalidAnswer(call.service, `answered ${where} with a redirect (HTTP ${response.status}) to ${target}. Redirects are not followed, since they would carry the credentials elsewhere: set ${urlSetting(call.service)} to the address it points to.`, undefined, {
+  return invalidAnswer(call.service, `answered ${where} with a redirect (HTTP ${response.status}) to ${target}. Redirects are not followed, since they would carry the credentials elsewhere: ${advice}`, undefined, {
     upstreamStatus: response.status, redirect: true,
   });
 }
+
+/** Where each service's paths begin below its base URL (the configuration refuses a base URL that holds them). */
+const OWN_PATH_START: Record<string, string> = { payment: '/api/v1/', commerce: '/rest/' };
+
 
 /** The advice that ends an UPSTREAM_TIMEOUT message; the CLI, which has no such options, replaces them. */
 export const RAISE_ATTEMPT_TIMEOUT = 'Raise http.attemptTimeoutMs if the service is slow.';

@@ -48,6 +48,15 @@ describe('orders.get', () => {
     expect(error.message).toContain('check COMMERCE_URL');
   });
 
+  it('on a redirect, names the base URL to set when the API moved, and what may stand in front when it points elsewhere', async () => {
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders/:id', status: 301, headers: { Location: 'https://shop.example/magento/rest/default/V1/orders/1' } });
+    const moved = await rejection(payFor(sb).orders.get(1));
+    expect(moved.message).toMatch(/redirect \(HTTP 301\) to https:\/\/shop\.example\/magento\/rest\/default\/V1\/orders\/1\. .*set COMMERCE_URL \(commerce\.url\) to https:\/\/shop\.example\/magento\.$/);
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders/:id', status: 302, headers: { Location: '/admin/login' } });
+    const login = await rejection(payFor(sb).orders.get(1));
+    expect(login.message).toMatch(/it does not point to this API's paths \(\/rest\/…\): a proxy, a login page .*Set COMMERCE_URL \(commerce\.url\) to the service's own base URL\.$/);
+  });
+
   it('does not take older Magento\'s "store not found" 404 for a missing order: it names COMMERCE_SCOPE', async () => {
     sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders/:id', status: 404, body: JSON.stringify({ message: "The store that was requested wasn't found. Verify the store and try again." }) });
     const error = await rejection(payFor(sb).orders.get(1));

@@ -85,6 +85,8 @@ describe('mintWidgetToken against the sandbox', () => {
     expect(error).not.toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', status: 502 });
     expect(error.message).toContain(`redirect (HTTP 302) to ${sandbox.paymentUrl}/v2/checkout/init`);
+    // Not this API's path: no base URL to offer, but what may stand in front of the service.
+    expect(error.message).toMatch(/it does not point to this API's paths \(\/api\/v1\/…\): a proxy, a login page or another version of the API may answer there\. Set PAY_API_URL \(payment\.apiUrl\) to the service's own base URL\.$/);
     expect(sandbox.faults.list().find((f) => f.id === moved)!.hits).toBe(1);
   });
 

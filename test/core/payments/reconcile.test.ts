@@ -303,7 +303,8 @@ describe('reconcile', () => {
     const error = await rejection(pay.payments.reconcile(paymentId, { budgetMs: 5_000, clientToken }));
     expect(error).toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', status: 502 });
     expect(error.message).toContain('redirect (HTTP 301) to https://pay.example.com/api/v1/payments/x/status');
-    expect(error.message).toContain('set PAY_API_URL (payment.apiUrl)');
+    // The advice is the base URL to set, not the endpoint (which the configuration would refuse).
+    expect(error.message).toContain('set PAY_API_URL (payment.apiUrl) to https://pay.example.com.');
     expect(error.message).not.toContain('tok_in_query');
     expect(sb.faults.list().find((f) => f.id === moved)!.hits).toBe(1);
   });
