@@ -6,7 +6,7 @@ import { getRouteRegex } from 'next/dist/shared/lib/router/utils/route-regex.js'
 import getRawBody from 'raw-body';
 import { notFound, redirect } from 'next/navigation.js';
 import { describe, expect, it, vi } from 'vitest';
-import type { Pay } from 'paywidget-server';
+import type { Pay, PayError } from 'paywidget-server';
 import { createPagesHandler, createRouteHandlers } from 'paywidget-server/next';
 import { describeAdapter, type MountedApp } from './behaviour.js';
 import { captureLogger } from '../helpers/capture-logger.js';
@@ -148,7 +148,7 @@ describe('Next App Router: a body read before the handler', () => {
 });
 
 describe('Next App Router: a handler called without its route context', () => {
-  it('answers a JSON 500 CONFIG_INVALID saying to pass the context, instead of rejecting with a TypeError on params', async () => {
+  it('throws CONFIG_INVALID saying to pass the context (Next logs it and answers 500), instead of a TypeError on params', async () => {
     let resolved = 0;
     const pay = offlinePay({ resolveCheckout: () => (resolved++, { amount: 100, currency: 'EUR', orderId: 'o' }) });
     const handlers = createRouteHandlers(pay);
@@ -157,10 +157,7 @@ describe('Next App Router: a handler called without its route context', () => {
     const GET = async (request: Request) => handlers.GET(request, {} as never);
     for (const [method, call] of [['POST', POST], ['GET', GET]] as const) {
       const request = new Request(`http://shop.test/api/pay/${method === 'POST' ? 'widget-token' : 'payments/pay_1'}`, { method, headers: { 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : null });
-      const response = await call(request);
-      expect(response.status).toBe(500);
-      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-      const { error } = (await response.json()) as { error: { code: string; message: string } };
+      const error = (await call(request).then(() => undefined, (thrown: unknown) => thrown)) as PayError;
       expect(error.code).toBe('CONFIG_INVALID');
       expect(error.message).toContain(`createRouteHandlers' ${method} handler was called without the route context`);
       expect(error.message).toContain(`export async function ${method}(request, context) { return handlers.${method}(request, context); }`);
@@ -232,12 +229,10 @@ describe('Next App Router: redirect() or notFound() in a hook', () => {
 });
 
 describe('Next App Router: handlers exported from a route with no catch-all segment', () => {
-  it('answers 500 CONFIG_INVALID naming the catch-all folder, not a context the route did pass', async () => {
+  it('throws CONFIG_INVALID naming the catch-all folder (Next logs it and answers 500), not a context the route did pass', async () => {
     const handlers = createRouteHandlers(offlinePay());
     // What Next 16 passes to app/api/pay/webhooks/route.ts: a context whose params are undefined.
-    const response = await handlers.POST(new Request('http://shop.test/api/pay/webhooks', { method: 'POST', body: '{}' }), { params: undefined } as never);
-    expect(response.status).toBe(500);
-    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    const error = (await handlers.POST(new Request('http://shop.test/api/pay/webhooks', { method: 'POST', body: '{}' }), { params: undefined } as never).then(() => undefined, (thrown: unknown) => thrown)) as PayError;
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.message).toContain('exported from a route with no catch-all segment');
     expect(error.message).toContain('app/api/pay/[...path]/route.ts');
@@ -310,44 +305,77 @@ describe.each([
   });
 });
 
+/** What a handler did with a request: the answer sent, and what it threw for Next to log (Next answers that 500). */
+interface Outcome {
+  response: Response;
+  thrown: unknown;
+}
+
 describe.each([
-  ['createRouteHandlers', async (pay: Pay, path: string, params: Record<string, string | string[]>) => {
+  ['createRouteHandlers', async (pay: Pay, path: string, params: Record<string, string | string[]>): Promise<Outcome> => {
     const { GET } = createRouteHandlers(pay);
-    return GET(new Request(`http://shop.test/api/pay/${path}`), { params: Promise.resolve(params) });
+    try {
+      return { response: await GET(new Request(`http://shop.test/api/pay/${path}`), { params: Promise.resolve(params) }), thrown: undefined };
+    } catch (error) {
+      return { response: new Response(null, { status: 500 }), thrown: error };
+    }
   }],
-  ['createPagesHandler', async (pay: Pay, path: string, params: Record<string, string | string[]>) => {
+  ['createPagesHandler', async (pay: Pay, path: string, params: Record<string, string | string[]>): Promise<Outcome> => {
     const page = { default: createPagesHandler(pay), config: { api: { bodyParser: false } } };
+    // Next's apiResolver logs what a page threw with console.error, and answers 500.
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
     const server = createServer((req, res) => void apiResolver(req, res, params, page, { previewModeId: '', previewModeEncryptionKey: '', previewModeSigningKey: '', dev: false }, false));
     const app = await listen(server, '/api/pay');
     try {
       const { status, text } = await app.send({ method: 'GET', path: `/${path}` });
-      return new Response(text, { status });
+      return { response: new Response(text, { status }), thrown: logged.mock.calls.flat().find((value) => value instanceof Error) };
     } finally {
+      logged.mockRestore();
       await app.close();
     }
   }],
 ] as const)('Next %s: a 404 outside its routes', (factory, send) => {
   const pay = offlinePay();
-  const errorOf = async (response: Response) => ((await response.json()) as { error: { code: string; message: string } }).error;
+  const errorOf = async ({ response }: Outcome) => ((await response.json()) as { error: { code: string; message: string } }).error;
 
-  it('under a catch-all named otherwise ([...slug]), names that segment and the option, instead of a bare "no route at /"', async () => {
-    const response = await send(pay, 'payments', { slug: ['payments'] });
-    expect(response.status).toBe(404);
-    const error = await errorOf(response);
-    expect(error.code).toBe('NOT_FOUND');
-    expect(error.message).toBe(`No paywidget-server route at /. The catch-all segment is named 'slug', not 'path': pass its name, ${factory}(pay, { param: "slug" }).`);
+  it('under a catch-all named otherwise ([...slug]), throws CONFIG_INVALID naming that segment and the option, for Next to log and answer 500', async () => {
+    const { response, thrown } = await send(pay, 'payments', { slug: ['payments'] });
+    expect(response.status).toBe(500);
+    expect(thrown).toMatchObject({ code: 'CONFIG_INVALID', message: `paywidget-server: the catch-all segment of this route is named 'slug', not 'path', so ${factory} finds no path in it and no route of the library can be reached. Pass its name: ${factory}(pay, { param: "slug" }).` });
   });
 
   it('under a plain dynamic segment of the same name higher up ([path]/pay/[...rest]), names the catch-all, not "no route at /shop1"', async () => {
-    const response = await send(pay, 'shop1/pay/payments', { path: 'shop1', rest: ['payments'] });
-    expect(response.status).toBe(404);
-    expect((await errorOf(response)).message).toBe(`No paywidget-server route at /shop1. The catch-all segment is named 'rest', not 'path': pass its name, ${factory}(pay, { param: "rest" }).`);
+    const { response, thrown } = await send(pay, 'shop1/pay/payments', { path: 'shop1', rest: ['payments'] });
+    expect(response.status).toBe(500);
+    expect((thrown as Error).message).toContain(`named 'rest', not 'path'`);
+    expect((thrown as Error).message).toContain(`${factory}(pay, { param: "rest" })`);
   });
 
   it('for the mount path itself (an optional catch-all [[...path]] holds nothing), says only that there is no route there', async () => {
-    const response = await send(pay, '', {});
-    expect(response.status).toBe(404);
-    expect(await errorOf(response)).toEqual({ code: 'NOT_FOUND', message: 'No paywidget-server route at /. Its routes, below the folder of the catch-all: POST /widget-token, POST /webhooks, POST /payments/:paymentId/reconcile, GET /payments/:paymentId.' });
+    const outcome = await send(pay, '', {});
+    expect(outcome.response.status).toBe(404);
+    expect(await errorOf(outcome)).toEqual({ code: 'NOT_FOUND', message: 'No paywidget-server route at /. Its routes, below the folder of the catch-all: POST /widget-token, POST /webhooks, POST /payments/:paymentId/reconcile, GET /payments/:paymentId.' });
+  });
+});
+
+describe('Next Pages Router: createPagesHandler in a page with no catch-all segment (pages/api/pay/webhooks.ts)', () => {
+  it('throws CONFIG_INVALID naming the catch-all page, for Next to log and answer 500, not a 404 "no route at /" that a sender may give up on', async () => {
+    const page = { default: createPagesHandler(offlinePay()), config: { api: { bodyParser: false } } };
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    // What Next does for such a page: no query parameter for the path.
+    const server = createServer((req, res) => void apiResolver(req, res, {}, page, { previewModeId: '', previewModeEncryptionKey: '', previewModeSigningKey: '', dev: false }, false));
+    const app = await listen(server, '/api/pay');
+    try {
+      const answer = await app.send({ method: 'POST', path: '/webhooks', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(answer.status).toBe(500);
+      const thrown = logged.mock.calls.flat().find((value) => value instanceof Error) as PayError | undefined;
+      expect(thrown).toMatchObject({ code: 'CONFIG_INVALID' });
+      expect(thrown!.message).toContain('a page with no catch-all segment');
+      expect(thrown!.message).toContain('Name the page pages/api/pay/[...path].ts');
+    } finally {
+      logged.mockRestore();
+      await app.close();
+    }
   });
 });
 

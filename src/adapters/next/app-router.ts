@@ -34,7 +34,8 @@ export function createRouteHandlers(payOrOptions?: Pay | PayOptions, { param = '
     if (typeof awaited !== 'object' || awaited === null) {
       // Next passes { params: undefined } to a route file with no dynamic segment: the context came, without a path.
       const noCatchAll = typeof context === 'object' && context !== null && 'params' in context && context.params === undefined;
-      return toFetchResponse((noCatchAll ? noCatchAllSegment(request.method) : missingContext(request.method)).toResponse());
+      // Thrown, so that Next logs the fix and answers 500 (a sender retries); the caller is not who can fix it.
+      throw noCatchAll ? noCatchAllSegment(request.method) : missingContext(request.method);
     }
     const params = awaited as Record<string, string | string[] | undefined>;
     const path = catchAllPath(params[param]);

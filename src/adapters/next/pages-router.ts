@@ -30,9 +30,28 @@ export function createPagesHandler(payOrOptions?: Pay | PayOptions, { param = 'p
   return async function paywidgetPagesHandler(req: PagesRequest, res: ServerResponse): Promise<void> {
     // Exported from an App Router route file, it gets a Fetch Request (and a context), not Node's req and res.
     if (typeof (req as { headers?: { get?: unknown } } | undefined)?.headers?.get === 'function') throw notNodeRequest();
+    if (req.query[param] === undefined && endsInARoute(pay, req.url)) throw noCatchAllPage(param);
     const { handleNodeRequest, sendPayResponse } = await (nodeBridge ??= import('../node/index.js'));
     sendPayResponse(res, (await handleNodeRequest(pay, req, res, catchAllPath(req.query[param]), NEXT_PAGES)) ?? notARoute(pay, req.method ?? 'GET', req.query, catchAll));
   };
+}
+
+/**
+ * Whether the request's path ends in one of the library's routes (`/api/pay/webhooks`): with no catch-all
+ * segment in the query, the page is a file named after the route, which Next hands no path.
+ */
+function endsInARoute(pay: Pay, url: string | undefined): boolean {
+  const segments = (url ?? '/').split('?')[0]!.split('/').filter((segment) => segment !== '');
+  for (let count = 1; count <= Math.min(3, segments.length); count++) {
+    const path = `/${segments.slice(-count).join('/')}`;
+    if (pay.routes.some((route) => pay.matches(route.method, path))) return true;
+  }
+  return false;
+}
+
+/** Thrown, so that Next answers 500 and logs the fix: a 404 would tell a webhook sender the event has no receiver. */
+function noCatchAllPage(param: string): PayError {
+  return new PayError('CONFIG_INVALID', `paywidget-server: createPagesHandler is the default export of a page with no catch-all segment (pages/api/pay/webhooks.ts, say), so Next hands it no path and it cannot tell which route was asked for. Name the page pages/api/pay/[...${param}].ts: it serves every route below /api/pay, POST /api/pay/webhooks among them.`);
 }
 
 /** Thrown, so that Next answers 500 and logs the fix. */
