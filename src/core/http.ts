@@ -107,7 +107,7 @@ const MIN_ATTEMPT_MS = 20;
 function lastOutcome(call: UpstreamCall, where: string, policy: HttpPolicy, response: UpstreamResponse | undefined, failure: PayError, left: number): UpstreamResponse {
   if (response) return redactRefusal(response, call.secrets);
   if (left <= 0 && failure.code !== 'UPSTREAM_TIMEOUT') {
-    throw new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not succeed within ${policy.totalTimeoutMs} ms, retries included (the last failure is the cause). Check that the service is up and answering. ${RAISE_TOTAL_TIMEOUT}`, { cause: failure });
+    throw new PayError('UPSTREAM_TIMEOUT', `${call.service} ${where} did not succeed within ${Math.round(policy.totalTimeoutMs)} ms, retries included (the last failure is the cause). Check that the service is up and answering. ${RAISE_TOTAL_TIMEOUT}`, { cause: failure });
   }
   throw failure;
 }

@@ -99,8 +99,8 @@ export function toTransportError(error: unknown, call: UpstreamCall, where: stri
   const name = (error as { name?: string } | null)?.name;
   if (name === 'TimeoutError' || name === 'AbortError') {
     const message = cutByDeadline
-      ? `${call.service} ${where} did not answer within the ${policy.totalTimeoutMs} ms the call has in all, retries included. ${RAISE_TOTAL_TIMEOUT}`
-      : `${call.service} ${where} did not answer within ${policy.attemptTimeoutMs} ms. ${RAISE_ATTEMPT_TIMEOUT}`;
+      ? `${call.service} ${where} did not answer within the ${Math.round(policy.totalTimeoutMs)} ms the call has in all, retries included. ${RAISE_TOTAL_TIMEOUT}`
+      : `${call.service} ${where} did not answer within ${Math.round(policy.attemptTimeoutMs)} ms. ${RAISE_ATTEMPT_TIMEOUT}`;
     return new PayError('UPSTREAM_TIMEOUT', message, { cause: error });
   }
   const systemCode = systemCodeOf(error);

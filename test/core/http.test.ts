@@ -166,6 +166,12 @@ describe('callUpstream', () => {
     expect((error as PayError).message).toBe('commerce GET /hang did not answer within 150 ms. Raise http.attemptTimeoutMs if the service is slow.');
   });
 
+  it('names a time-out a reconcile cut to what its budget had left in whole milliseconds', async () => {
+    const cut = { ...policy({ maxRetries: 0 }), totalTimeoutMs: 149.997967, attemptTimeoutMs: 149.997967 };
+    const error = await callUpstream(get('/hang'), cut).then(() => undefined, (e: unknown) => e);
+    expect((error as PayError).message).toBe('commerce GET /hang did not answer within 150 ms. Raise http.attemptTimeoutMs if the service is slow.');
+  });
+
   it('does not start a back-off wait on a signal already aborted', async () => {
     hits.delete('/retry-later');
     const controller = new AbortController();

@@ -3,7 +3,7 @@
  * serverless functions) in one Redis, for `createPay({ stores: redisStores(client) })`.
  *
  *   import { Redis } from 'ioredis';
- *   const redis = new Redis(process.env.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+ *   const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
  *   redis.on('error', (err) => console.warn('redis:', err.message));
  *   const pay = createPay({ stores: redisStores(redis) });
  *
