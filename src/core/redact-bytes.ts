@@ -105,15 +105,15 @@ function matchSecret(match: Match, at: number, k: number): number {
   const state = at * (chars.length + 1) + k;
   if (branches && failed.has(state)) return -1;
   const char = chars[k]!;
+  // Each reading of the character, in turn, until one leads on to the end of the secret: as itself, escaped once,
+  // escaped twice by JSON, percent-encoding or HTML (a reading that ends where an earlier one did adds nothing).
   let end = -1;
-  if (startsWith(bytes, at, char.utf8)) end = matchSecret(match, at + char.utf8.length, k + 1);
-  if (end === -1) {
-    const once = matchEscaped(bytes, at, char, false);
-    if (once !== -1) end = matchSecret(match, once, k + 1);
-  }
-  if (end === -1) {
-    const twice = matchEscaped(bytes, at, char, true);
-    if (twice !== -1) end = matchSecret(match, twice, k + 1);
+  const tried: number[] = [];
+  for (let reading = 0; reading < READINGS && end === -1; reading++) {
+    const next = readCharacter(bytes, at, char, reading);
+    if (next === -1 || tried.includes(next)) continue;
+    tried.push(next);
+    end = matchSecret(match, next, k + 1);
   }
   if (end === -1 && branches) failed.add(state);
   return end;
@@ -124,6 +124,8 @@ const PERCENT = 0x25;
 const AMPERSAND = 0x26;
 const PLUS = 0x2b;
 const JSON_SHORT_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+const JSON_SHORT_ESCAPE_LIST = Object.entries(JSON_SHORT_ESCAPES);
+const QUOTE = 0x22;
 /** HTML's named references for ASCII characters (HTML5 names every punctuation mark: PHP's ENT_HTML5 writes `&lowbar;`). */
 const NAMED_ENTITIES: Record<string, string> = {
   amp: '&', AMP: '&', lt: '<', LT: '<', gt: '>', GT: '>', quot: '"', QUOT: '"', apos: "'", excl: '!', num: '#', dollar: '$',
@@ -135,83 +137,129 @@ const NAMED_ENTITIES: Record<string, string> = {
 /** The longest entity looked for after an '&': `&#x10FFFF;`, or the longest name. */
 const LONGEST_ENTITY = Math.max('#x10FFFF'.length, ...Object.keys(NAMED_ENTITIES).map((name) => name.length)) + 1;
 
+const READINGS = 5;
+
 /**
- * Where one character of the secret, escaped in one of the ways above, ends from `i`; -1 when it is not there.
- * Also escaped twice over, the escape's own lead written escaped, as an echo of an echo writes it: JSON in JSON
- * (`\\\"`, `\\u002B`), a percent-encoded URL encoded again (`%252F`), an entity in HTML quoted as HTML (`&amp;#43;`).
+ * Where one character of the secret ends from `i` in one reading (-1 when it is not written so there): 0 as itself,
+ * 1 escaped once in one of the ways above, 2 to 4 escaped twice over, as an echo of an echo writes it, each character
+ * of the escape itself written escaped where the second writer escapes it, in its own kind or another: JSON in JSON
+ * (`\\\"`, `\\u002B`) or JSON put in a URL (`%5C%2F`) or in HTML (`\&quot;`); a URL encoded again (`%252F`); an
+ * entity quoted as HTML (`&amp;#43;`), put in a URL (`%26%2343%3B`) or in JSON (`\u0026amp;`).
  */
-function matchEscaped(bytes: Uint8Array, i: number, { text, utf8 }: SecretChar, twice: boolean): number {
-  switch (bytes[i]) {
-    case BACKSLASH:
-      return matchJsonEscape(bytes, i, text, twice);
-    case PERCENT:
-      return matchPercent(bytes, i, utf8, twice ? PERCENT_OF_PERCENT : PERCENT_ONLY);
-    case AMPERSAND:
-      return matchEntity(bytes, i, text, twice ? AMP_ENTITY : AMPERSAND_ONLY);
-    case PLUS:
-      return text === ' ' && !twice ? i + 1 : -1;
+function readCharacter(bytes: Uint8Array, i: number, { text, utf8 }: SecretChar, reading: number): number {
+  switch (reading) {
+    case 0:
+      return startsWith(bytes, i, utf8) ? i + utf8.length : -1;
+    case 1:
+      switch (bytes[i]) {
+        case BACKSLASH:
+          return matchJsonEscape(bytes, i, text, false);
+        case PERCENT:
+          return matchPercent(bytes, i, utf8, false);
+        case AMPERSAND:
+          return matchEntity(bytes, i, text, false);
+        case PLUS:
+          return text === ' ' ? i + 1 : -1;
+        default:
+          return -1;
+      }
+    case 2:
+      return matchJsonEscape(bytes, i, text, true);
+    case 3:
+      return matchPercent(bytes, i, utf8, true);
     default:
-      return -1;
+      return matchEntity(bytes, i, text, true);
   }
 }
 
-/** What each escape begins with, and begins with written once more in its own kind (JSON in JSON, a URL encoded again, HTML quoted as HTML). */
-const BACKSLASH_ONLY = encoder.encode('\\');
-const BACKSLASH_TWICE = encoder.encode('\\\\');
-const PERCENT_ONLY = encoder.encode('%');
-const PERCENT_OF_PERCENT = encoder.encode('%25');
-const AMPERSAND_ONLY = encoder.encode('&');
-const AMP_ENTITY = encoder.encode('&amp;');
+/**
+ * Where the ASCII character `char` of an escape ends from `i`: as itself, or (`twice`) also as a second writer
+ * escapes it, tried first: JSON (`\"`, `\\`, `\/`, `\u0025`), percent (`%25`) or an entity (`&amp;`, `&#37;`).
+ */
+function syntax(bytes: Uint8Array, i: number, char: string, twice: boolean): number {
+  if (twice) {
+    const code = char.charCodeAt(0);
+    const lead = bytes[i];
+    if (lead === BACKSLASH) {
+      if (bytes[i + 1] === code && '"\\/'.includes(char)) return i + 2;
+      if (bytes[i + 1] === U && hexValue(bytes, i + 2, 4) === code) return i + 6;
+    } else if (lead === PERCENT) {
+      if (hexValue(bytes, i + 1, 2) === code) return i + 3;
+    } else if (lead === AMPERSAND) {
+      const end = entityAt(bytes, i + 1, false);
+      if (end !== undefined && end.value === char) return end.end;
+    }
+  }
+  return bytes[i] === char.charCodeAt(0) ? i + 1 : -1;
+}
+
 const U = 0x75;
 
 /**
- * `\"`-style or `\uXXXX` escapes (two of them for a character past U+FFFF). Written in JSON again (`twice`), each
- * begins with a doubled backslash, and a short escape's own character is escaped where JSON escapes it: `\\\"`,
- * `\\\\`, PHP's `\\\/`, but `\\n`.
+ * `\"`-style or `\uXXXX` escapes (two of them for a character past U+FFFF). Escaped again (`twice`), a quote after
+ * a doubled backslash is no echo: in JSON in JSON it ends the string.
  */
 function matchJsonEscape(bytes: Uint8Array, i: number, char: string, twice: boolean): number {
-  const lead = twice ? BACKSLASH_TWICE : BACKSLASH_ONLY;
-  if (!startsWith(bytes, i, lead)) return -1;
-  if (bytes[i + lead.length] === U) {
+  let at = syntax(bytes, i, '\\', twice);
+  if (at === -1) return -1;
+  const leadDoubled = twice && at === i + 2 && bytes[i + 1] === BACKSLASH;
+  if (bytes[at] === U) {
     for (let unit = 0; unit < char.length; unit++) {
-      if (!startsWith(bytes, i, lead) || bytes[i + lead.length] !== U || hexValue(bytes, i + lead.length + 1, 4) !== char.charCodeAt(unit)) return -1;
-      i += lead.length + 5;
+      if (unit > 0 && (at = syntax(bytes, at, '\\', twice)) === -1) return -1;
+      if (bytes[at] !== U || hexValue(bytes, at + 1, 4) !== char.charCodeAt(unit)) return -1;
+      at += 5;
     }
-    return i;
+    return at;
   }
-  let at = i + lead.length;
-  let short = String.fromCharCode(bytes[at] ?? 0);
-  if (twice && short === '\\') {
-    short = String.fromCharCode(bytes[++at] ?? 0);
-    if (!'"\\/'.includes(short)) return -1;
-  } else if (twice && short === '"') {
-    return -1; // a quote after a doubled backslash ends the string
+  for (const [short, value] of JSON_SHORT_ESCAPE_LIST) {
+    if (value !== char) continue;
+    if (leadDoubled && short === '"' && bytes[at] === QUOTE) return -1;
+    const end = syntax(bytes, at, short, twice);
+    if (end !== -1) return end;
   }
-  return JSON_SHORT_ESCAPES[short] === char ? at + 1 : -1;
+  return -1;
 }
 
-/** Each UTF-8 byte of the character as `%XX`, in either case; with `lead` `%25`, as `%25XX` (encoded twice). */
-function matchPercent(bytes: Uint8Array, i: number, utf8: Uint8Array, lead: Uint8Array): number {
+/** Each UTF-8 byte of the character as `%XX`, in either case; escaped again, its '%' as `%25`, `\u0025` or `&percnt;`. */
+function matchPercent(bytes: Uint8Array, i: number, utf8: Uint8Array, twice: boolean): number {
   for (const byte of utf8) {
-    if (!startsWith(bytes, i, lead) || hexValue(bytes, i + lead.length, 2) !== byte) return -1;
-    i += lead.length + 2;
+    i = syntax(bytes, i, '%', twice);
+    if (i === -1 || hexValue(bytes, i, 2) !== byte) return -1;
+    i += 2;
   }
   return i;
 }
 
-/** `&amp;`, `&lowbar;`, `&#43;` or `&#x2B;`, its '&' written as `lead` (`&amp;` when quoted as HTML again). */
-function matchEntity(bytes: Uint8Array, i: number, char: string, lead: Uint8Array): number {
-  if (!startsWith(bytes, i, lead)) return -1;
-  const start = i + lead.length;
-  // Looked for within the longest entity that can name a character, never further: a body with
-  // many '&' and no ';' must not be scanned to its end from each of them.
-  const semicolon = bytes.subarray(start, start + LONGEST_ENTITY).indexOf(0x3b) + start;
-  if (semicolon === start - 1) return -1;
-  const name = String.fromCharCode(...bytes.subarray(start, semicolon));
-  const numeric = /^#(?:x([0-9a-f]+)|([0-9]+))$/i.exec(name);
-  const named = Object.hasOwn(NAMED_ENTITIES, name) ? NAMED_ENTITIES[name] : undefined;
-  const value = numeric ? String.fromCodePoint(Math.min(0x10ffff, numeric[1] ? parseInt(numeric[1], 16) : Number(numeric[2]))) : named;
-  return value === char ? semicolon + 1 : -1;
+/** `&amp;`, `&lowbar;`, `&#43;` or `&#x2B;`; escaped again, its '&', '#' and ';' as another writer escapes them. */
+function matchEntity(bytes: Uint8Array, i: number, char: string, twice: boolean): number {
+  const start = syntax(bytes, i, '&', twice);
+  if (start === -1) return -1;
+  const entity = entityAt(bytes, start, twice);
+  return entity !== undefined && entity.value === char ? entity.end : -1;
+}
+
+/**
+ * The character an entity names, its name starting at `i` (after the '&'), and where it ends. Looked for within the
+ * longest entity that can name a character, never further: a body with many '&' and no ';' must not be scanned to its
+ * end from each of them.
+ */
+function entityAt(bytes: Uint8Array, i: number, twice: boolean): { value: string | undefined; end: number } | undefined {
+  let at = syntax(bytes, i, '#', twice);
+  const numeric = at !== -1;
+  if (!numeric) at = i;
+  const nameStart = at;
+  while (at - nameStart < LONGEST_ENTITY && isAlphanumeric(bytes[at])) at++;
+  const name = String.fromCharCode(...bytes.subarray(nameStart, at));
+  const end = syntax(bytes, at, ';', twice);
+  if (end === -1 || name === '') return undefined;
+  if (!numeric) return { value: Object.hasOwn(NAMED_ENTITIES, name) ? NAMED_ENTITIES[name] : undefined, end };
+  const number = /^(?:[xX]([0-9a-fA-F]+)|([0-9]+))$/.exec(name);
+  if (!number) return undefined;
+  return { value: String.fromCodePoint(Math.min(0x10ffff, number[1] ? parseInt(number[1], 16) : Number(number[2]))), end };
+}
+
+function isAlphanumeric(byte: number | undefined): boolean {
+  return byte !== undefined && ((byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7a));
 }
 
 function startsWith(bytes: Uint8Array, i: number, needle: Uint8Array): boolean {

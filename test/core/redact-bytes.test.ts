@@ -74,6 +74,22 @@ describe('redactBytes', () => {
     expect(text(redactBytes(bytes('p\\\\"x'), ['p"x']))).toBe('p\\\\"x');
   });
 
+  it('replaces a secret escaped twice by two different writers: JSON put in a URL or in HTML, an entity put in a URL or in JSON', () => {
+    const secret = 'sk_"live/Ab9+cD&eF==';
+    const php = (text: string) => JSON.stringify(text).slice(1, -1).replaceAll('/', '\\/'); // PHP's json_encode
+    const html = (text: string) => text.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;');
+    const echoed = [
+      encodeURIComponent(php(secret)), // a gateway's JSON error linked in a support URL: %5C%22, %5C%2F
+      html(php(secret)), // the JSON error quoted in an HTML page: \&quot;
+      encodeURIComponent(html(secret)), // an HTML fragment put in a URL: %26amp%3B
+      JSON.stringify(html(secret)).slice(1, -1).replaceAll('&', '\\u0026'), // the fragment in System.Text.Json: \u0026amp;
+    ];
+    expect(text(redactBytes(bytes(echoed.join('|')), [secret]))).toBe(echoed.map(() => '[redacted]').join('|'));
+    // Near misses stay.
+    const near = encodeURIComponent(php('sk_"live/Ab9+cD&eF=!'));
+    expect(text(redactBytes(bytes(near), [secret]))).toBe(near);
+  });
+
   it('returns the same array when no secret occurs, and ignores an empty secret', () => {
     const body = bytes('{"error":"bad"}');
     expect(redactBytes(body, ['sk_live_x', ''])).toBe(body);
