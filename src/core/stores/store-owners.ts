@@ -18,10 +18,14 @@ const owners = new WeakMap<object, StoreOwner>();
 /**
  * Refuses (CONFIG_INVALID) stores that another Pay instance of this process uses for another merchant or
  * commerce store: one shop's order 000000010 would be refused as paid by the other's payment, and one's
- * webhook taken for a duplicate of the other's. Only what both instances name is compared.
+ * webhook taken for a duplicate of the other's. Only what both instances name is compared; the admin-token
+ * store is meant to be shared.
  */
 export function claimStores(stores: StoreOptions | undefined, owner: StoreOwner): void {
   for (const [name, store] of Object.entries(stores ?? {})) {
+    // Admin tokens are keyed by platform and user, and Magento counts refused logins per user: shops and merchants
+    // logging in as one user must share them, or each would have its own refusal chain and together lock the account.
+    if (name === 'adminTokens') continue;
     if (typeof store !== 'object' || store === null) continue;
     const keyspace = (store as { [STORE_KEYSPACE]?: object })[STORE_KEYSPACE] ?? store;
     const first = owners.get(keyspace);

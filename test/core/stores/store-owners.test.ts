@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createPay, MemoryClaimStore, MemoryLedgerStore, type PayOptions } from 'paywidget-server';
+import { createPay, MemoryAdminTokenStore, MemoryClaimStore, MemoryLedgerStore, type PayOptions } from 'paywidget-server';
 import { thrown } from '../../helpers/pay-errors.js';
 
 const merchant = (merchantId: string, extra: Partial<PayOptions> = {}): PayOptions => ({
@@ -37,6 +37,13 @@ describe('stores shared between Pay instances', () => {
     const claims = new MemoryClaimStore();
     createPay(merchant('m1', { stores: { claims }, commerce: shop('https://one.example.com') }));
     expect(thrown(() => createPay(merchant('m1', { stores: { claims }, commerce: shop('https://two.example.com') })), 'a second shop').details).toEqual({ options: ['stores.claims'] });
+  });
+
+  it('lets merchants and shops share one admin-token store: its keys name the platform and user, and Magento counts refused logins per user', () => {
+    const adminTokens = new MemoryAdminTokenStore();
+    createPay(merchant('m1', { stores: { adminTokens }, commerce: shop('https://one.example.com') }));
+    expect(() => createPay(merchant('m2', { stores: { adminTokens }, commerce: shop('https://one.example.com') }))).not.toThrow();
+    expect(() => createPay(merchant('m3', { stores: { adminTokens }, commerce: shop('https://two.example.com') }))).not.toThrow();
   });
 
   it('lets instances of one merchant share them, and one that names no merchant (webhooks only) share them with any', () => {

@@ -160,6 +160,21 @@ describe('two merchants on one Redis', () => {
     expect(await b.payments.get('pay_1')).toBeUndefined();
     expect(await b.payments.byOrder('000000001')).toMatchObject([{ paymentId: 'pay_1b' }]);
   });
+
+  it('two shops on one Magento user, a prefix each, share one admin-token store: one refused login for both, not one each', async () => {
+    sb = await commerceSandbox({ orders: 2 });
+    const redis = await client();
+    const adminTokens = redisStores(redis, { prefix: `${runPrefix}${randomUUID()}:` }).adminTokens;
+    const wrong = (merchantId: string) => payFor(sb!, {
+      stores: { ...redisStores(redis, { prefix: `${runPrefix}${randomUUID()}:` }), adminTokens },
+      payment: { apiUrl: sb!.paymentUrl, merchantId, apiKey: sb!.apiKey, webhookSecret: sb!.webhookSecret },
+      commerce: { password: 'the-old-password' },
+    });
+    const [a, b] = [wrong('shop_a'), wrong('shop_b')];
+    await expect(a.orders.get(1)).rejects.toMatchObject({ code: 'COMMERCE_AUTH_FAILED' });
+    await expect(b.orders.get(1)).rejects.toThrow(/Remembered from the login refused at/);
+    expect(sb.commerce.stats().tokenRequests).toBe(1);
+  });
 });
 
 describe('order sync checkpoints in Redis', () => {
