@@ -3,6 +3,8 @@ import { asString, pairsToObject, type RedisCommands } from './client.js';
 import { HASHES, LEDGER_DAMAGED, LEDGER_FORGET, LEDGER_RECORD } from './scripts.js';
 
 const OUTCOMES: readonly LedgerOutcome[] = ['unresolved', 'failed', 'confirmed'];
+/** Tries of a forget whose entry's order id changes under it before it is taken as one that cannot be matched. */
+const MAX_FORGET_ATTEMPTS = 5;
 /** Entries read per round trip while listing. */
 const PAGE = 200;
 
@@ -115,13 +117,16 @@ export class RedisLedgerStore implements LedgerStore {
     // The order's set is a key of its own, so the script is told which order the entry had when read;
     // it answers the order id instead when one was filled in meanwhile, and runs again with that set.
     let orderId = asString(await this.#redis.command(['HGET', this.#payment(paymentId), 'orderId']));
-    for (;;) {
+    // An order id that changes between every read would be a webhook a round trip; one that never matches
+    // is bytes that do not read back as written (not UTF-8), which would loop for ever.
+    for (let attempt = 0; attempt < MAX_FORGET_ATTEMPTS; attempt++) {
       const reply = await this.#redis.script(LEDGER_FORGET, orderId === undefined ? keys : [...keys, this.#order(orderId)], [paymentId, condition.kind, updatedTo, optional(orderId)]);
       const answer = asString(reply);
       if (answer === 'no-order') orderId = undefined;
       else if (answer?.startsWith('order:')) orderId = answer.slice('order:'.length);
       else return Number(reply) === 1;
     }
+    throw new Error(`ERR ${this.#payment(paymentId)} holds an order id that does not read back as it was written (bytes that are not UTF-8, written by another tool): set its orderId field to the order's id as text, or delete the key.`);
   }
 
   async #entries(ids: readonly string[]): Promise<Array<LedgerEntry | undefined>> {

@@ -293,6 +293,15 @@ describe('RedisLedgerStore', () => {
     expect(await ledger.get('p2')).toBeUndefined();
   });
 
+  it('refuses to forget an entry whose order id does not read back as written (bytes that are not UTF-8), naming the key, instead of looping', async () => {
+    const prefix = `${runPrefix}${randomUUID()}:`;
+    const ledger = redisStores(ioredis, { prefix }).ledger;
+    await ledger.record({ paymentId: 'p-bytes', status: 'succeeded', outcome: 'confirmed', source: 'poll', at: 1_000, orderId: 'o1' });
+    // Written by another tool: the order id is read as U+FFFD, sent back as such, and never matches.
+    await ioredis.hset(`${prefix}ledger:pay:p-bytes`, 'orderId', Buffer.from([0x6f, 0xff, 0x31]));
+    await expect(ledger.forget('p-bytes', { kind: 'settled', updatedTo: 2_000 })).rejects.toThrow(`${prefix}ledger:pay:p-bytes holds an order id`);
+  });
+
   it('leaves no key behind once every entry is forgotten, whatever outcomes it passed through', async () => {
     const { stores: { ledger }, prefix } = fresh(() => ioredis);
     await ledger.record({ paymentId: 'p1', status: 'pending', outcome: 'unresolved', source: 'poll', at: 1_000, orderId: 'o1' });
