@@ -4,7 +4,7 @@
  * answers REDIS_URL when it is set, so CI can point the tests at a Redis of its own.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
@@ -106,6 +106,39 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     async stop() {
       await kill();
       if (ownDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A Redis Sentinel watching `master` under the name 'mymaster', on a free port; `stop()` ends it. */
+export async function startSentinel(master: RedisServer): Promise<{ port: number; stop: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'paywidget-sentinel-'));
+  const port = await freePort();
+  // Sentinel rewrites its configuration file, so it is one of its own.
+  const config = join(dir, 'sentinel.conf');
+  writeFileSync(config, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor mymaster 127.0.0.1 ${master.port} 1\n`);
+  const child = spawn(REDIS_SERVER, [config, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('+monitor master mymaster')) {
+        child.stdout!.off('data', onData);
+        child.stdout!.resume();
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`redis-server --sentinel exited with ${code} before it was ready:\n${output}`)));
+  });
+  return {
+    port,
+    async stop() {
+      child.kill('SIGKILL');
+      await exited(child);
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

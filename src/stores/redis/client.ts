@@ -22,8 +22,15 @@ export interface ClusterSendCommandRedisClient {
   readonly masters: unknown;
 }
 
-/** A connected ioredis client or Cluster, or a node-redis client or cluster: the stores only send commands through it. */
-export type RedisClientLike = CallRedisClient | SendCommandRedisClient | ClusterSendCommandRedisClient;
+/** node-redis behind Sentinel (`createSentinel()`): its `sendCommand` says whether a command only reads. */
+export interface SentinelSendCommandRedisClient {
+  sendCommand(isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+  acquire(): unknown;
+  use(fn: never): unknown;
+}
+
+/** A connected ioredis client or Cluster, or a node-redis client, cluster or Sentinel client: the stores only send commands through it. */
+export type RedisClientLike = CallRedisClient | SendCommandRedisClient | ClusterSendCommandRedisClient | SentinelSendCommandRedisClient;
 
 type Send = (args: string[]) => Promise<unknown>;
 
@@ -34,6 +41,12 @@ export function isClusterClient(client: unknown): boolean {
 
 function isNodeRedisCluster(client: unknown): client is ClusterSendCommandRedisClient {
   return typeof (client as SendCommandRedisClient | undefined)?.sendCommand === 'function' && 'masters' in (client as object);
+}
+
+/** node-redis's Sentinel client: an exclusive lease (`acquire`) and `use`, which a plain client has not. */
+function isNodeRedisSentinel(client: unknown): client is SentinelSendCommandRedisClient {
+  const c = client as Partial<SentinelSendCommandRedisClient> | undefined;
+  return typeof c?.sendCommand === 'function' && typeof c.acquire === 'function' && typeof c.use === 'function';
 }
 
 /** The key a command touches first: every command the stores send names it first, a script in KEYS[1]. */
@@ -49,6 +62,10 @@ function senderOf(client: RedisClientLike): Send {
   }
   if (isNodeRedisCluster(client)) {
     return (args) => client.sendCommand(firstKeyOf(args), false, args);
+  }
+  // Sent as a write: the master answers (a replica could lag behind a claim or a ledger entry just written).
+  if (isNodeRedisSentinel(client)) {
+    return (args) => client.sendCommand(false, args);
   }
   if (typeof (client as SendCommandRedisClient | undefined)?.sendCommand === 'function') {
     const c = client as SendCommandRedisClient;
