@@ -249,6 +249,40 @@ describe('payMiddleware given the wrong thing, as plain JavaScript allows', () =
   });
 });
 
+describe('payMiddleware mounted on one of its own routes', () => {
+  it.each([
+    ['a route handler', (a: express.Express) => a.post('/pay/webhooks', payMiddleware(offlinePay())), "a route handler (app.post('/pay/webhooks', payMiddleware(pay)))"],
+    ['app.use at a route', (a: express.Express) => a.use('/pay/webhooks', payMiddleware(offlinePay())), "mounted at '/pay/webhooks', one of its own routes"],
+  ] as const)('as %s, passes CONFIG_INVALID naming app.use(\'/pay\', …) to the error handler (500, logged), not a 404 a sender gives up on', async (_name, mount, how) => {
+    const errors: Error[] = [];
+    const app = await appWith((a) => {
+      mount(a);
+      a.use((error: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+        errors.push(error);
+        res.status(500).send('failed');
+      });
+    });
+    try {
+      expect((await app.send({ method: 'POST', path: '/webhooks', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(500);
+      expect(errors[0]).toMatchObject({ code: 'CONFIG_INVALID' });
+      expect(errors[0]!.message).toContain(`payMiddleware is ${how}`);
+      expect(errors[0]!.message).toContain("app.use('/pay', payMiddleware(pay)) serves POST /pay/widget-token, POST /pay/webhooks");
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('still falls through for a path that is simply not its own, under a right mount', async () => {
+    const app = await appWith((a) => a.use('/pay', payMiddleware(offlinePay())));
+    try {
+      expect(await app.send({ method: 'POST', path: '/not-ours' })).toMatchObject({ status: 404, text: 'express fallthrough' });
+      expect(await app.send({ method: 'GET', path: '/' })).toMatchObject({ status: 404, text: 'express fallthrough' });
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('Express: a form body behind express.urlencoded()', () => {
   it('is refused on the JSON routes (415), not minted from the parsed form: the same answer as on Koa', async () => {
     const { pay, seen } = payRecordingCheckouts();
