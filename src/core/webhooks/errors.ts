@@ -112,7 +112,7 @@ const DECODED_TEXT_HINT = ' The body was handed over as text, decoded from the b
 export function signatureMismatch(secretCount: number, bodyWasText = false): WebhookVerificationError {
   return new WebhookVerificationError(
     'WEBHOOK_SIGNATURE_MISMATCH',
-    `The webhook signature matches none of the ${secretCount} configured signing secret(s). Check that payment.webhookSecret (PAY_WEBHOOK_SECRET) is the signing secret from the merchant settings, and that the body is passed exactly as received: not parsed and re-serialized, not re-encoded, not trimmed.${bodyWasText ? DECODED_TEXT_HINT : ''}`,
+    `The webhook signature matches none of the ${secretCount} configured signing secret(s). Check that payment.webhookSecret (PAY_WEBHOOK_SECRET) is the signing secret from the merchant settings${secretCount > 1 ? ' (PAY_WEBHOOK_SECRET is split at each comma, a secret per piece, for rotation: a secret holding a comma must be passed in code, as an array)' : ''}, and that the body is passed exactly as received: not parsed and re-serialized, not re-encoded, not trimmed.${bodyWasText ? DECODED_TEXT_HINT : ''}`,
     { details: { secrets: secretCount } },
   );
 }

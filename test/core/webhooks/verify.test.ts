@@ -86,7 +86,10 @@ describe('pay.webhooks.verify: genuine deliveries', () => {
       expect(await rotating.webhooks.verify({ rawBody: signed.body, headers: signed.headers })).toMatchObject({ secretIndex, payload });
     }
     const other = signWebhook({ payload, secret: 'whsec_retired', timestamp: ts });
-    expect((await failure(rotating.webhooks.verify({ rawBody: other.body, headers: other.headers }))).code).toBe('WEBHOOK_SIGNATURE_MISMATCH');
+    const mismatch = await failure(rotating.webhooks.verify({ rawBody: other.body, headers: other.headers }));
+    expect(mismatch.code).toBe('WEBHOOK_SIGNATURE_MISMATCH');
+    // With several secrets, the message says how the variable is split: a secret holding a comma came out in pieces.
+    expect(mismatch.message).toContain('PAY_WEBHOOK_SECRET is split at each comma, a secret per piece, for rotation: a secret holding a comma must be passed in code, as an array');
   });
 
   it('reads comma-separated secrets from PAY_WEBHOOK_SECRET', async () => {
