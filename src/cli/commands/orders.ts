@@ -73,7 +73,7 @@ ${ENVIRONMENT}`,
 const sync: Command = {
   name: 'sync',
   summary: 'write every matching order as NDJSON, resumable',
-  help: `Usage: paywidget orders sync [--status S] [--from T] [--to T] [--checkpoint FILE] [--out FILE]
+  help: `Usage: paywidget orders sync [--status S] [--from T] [--to T] [--checkpoint FILE] [--out FILE] [--page-size N]
 
 Writes every matching order, one JSON object per line, in entity_id order.
 
