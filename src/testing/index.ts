@@ -54,7 +54,8 @@ function idOf(payload: unknown): string | undefined {
   let event = payload;
   if (typeof payload === 'string' || payload instanceof Uint8Array) {
     try {
-      event = JSON.parse(typeof payload === 'string' ? payload : new TextDecoder().decode(payload));
+      // A byte order mark is dropped, as the library drops it (TextDecoder does so for bytes).
+      event = JSON.parse(typeof payload === 'string' ? payload.replace(/^\uFEFF/, '') : new TextDecoder().decode(payload));
     } catch {
       return undefined; // not JSON: nothing to take the id from
     }

@@ -4,6 +4,7 @@ import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { createPay } from 'paywidget-server';
 import { payMiddleware } from 'paywidget-server/express';
+import { signWebhook } from 'paywidget-server/testing';
 import { describeAdapter } from './behaviour.js';
 import { listen } from './listen.js';
 import { expectFormBodyRefused, offlinePay, payRecordingCheckouts } from './offline-pay.js';
@@ -185,6 +186,32 @@ describe('payMiddleware reading the body itself', () => {
       expect(answer).toContain('BODY_TOO_LARGE');
     } finally {
       socket.destroy();
+      await app.close();
+    }
+  });
+
+  it('takes an event id a sender wrote in UTF-8 in X-Pay-Event-Id (read as Latin-1 by Node) as the signed payload\'s id, once', async () => {
+    const pay = offlinePay();
+    let runs = 0;
+    pay.webhooks.onAny(() => void runs++);
+    const app = await appWith((a) => a.use('/pay', payMiddleware(pay)));
+    const id = 'evt_é€';
+    const signed = signWebhook({ payload: { id, type: 'payment.succeeded' }, secret: 'w', eventId: id });
+    // Written as a Go sender writes it: the header's bytes are the id's UTF-8, as the body's are.
+    const head = Object.entries({ ...signed.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(signed.body as string)) }).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const send = () => new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(app.webhookUrl!).port), '127.0.0.1');
+      socket.end(Buffer.concat([Buffer.from(`POST /pay/webhooks HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${head}\r\n`, 'utf8'), Buffer.from(signed.body as string, 'utf8')]));
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
+      socket.on('end', () => resolve(answer));
+      socket.on('error', reject);
+    });
+    try {
+      expect(await send()).toMatch(/^HTTP\/1\.1 200 [\s\S]*\{"received":true\}$/);
+      expect(await send()).toMatch(/^HTTP\/1\.1 200 [\s\S]*"duplicate":true/);
+      expect(runs).toBe(1);
+    } finally {
       await app.close();
     }
   });

@@ -53,6 +53,12 @@ describe('signWebhook', () => {
     expect(handled).toContain('evt_recorded_bytes');
   });
 
+  it('reads the id of a text that begins with a byte order mark, as the library does, so the delivery is accepted', async () => {
+    const signed = signWebhook({ payload: '\uFEFF{"id":"evt_bom","type":"payment.succeeded"}', secret: SECRET });
+    expect(signed.headers['x-pay-event-id']).toBe('evt_bom');
+    expect(await deliver(signed)).toEqual({ status: 200, body: { received: true } });
+  });
+
   it('takes a whole-number id as its digits, as the library reads it, so the delivery is accepted', async () => {
     const signed = signWebhook({ payload: { id: 42, type: 'payment.succeeded' }, secret: SECRET });
     expect(signed.headers['x-pay-event-id']).toBe('42');

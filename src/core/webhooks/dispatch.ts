@@ -144,7 +144,8 @@ function eventTypes(type: unknown): string[] {
   if (types === undefined || types.length === 0 || types.some((t) => typeof t !== 'string' || t === '')) {
     throw invalidInput('type', `paywidget-server: webhooks.on needs a non-empty event type (a string, or an array of them), got ${types === undefined ? describeKind(type) : types.length === 0 ? 'an empty array' : 'an empty or non-string type'}: ${usage}.`);
   }
-  return types as string[];
+  // A type listed twice (a list built from configuration) is one type: its handler runs once per event.
+  return [...new Set(types as string[])];
 }
 
 const NO_ERRORS: readonly Error[] = Object.freeze([]);

@@ -15,6 +15,7 @@ import {
   timestampTooOld,
 } from './errors.js';
 import type { Hmac, SignedBody } from './hmac.js';
+import { eventIdOf, sameEventId } from './payload-event-id.js';
 
 /** What `pay.webhooks.verify()` checks: the body exactly as received (the signature covers its exact bytes), and the request headers. */
 export interface VerifyInput {
@@ -99,9 +100,10 @@ function accept(hmac: Hmac, policy: VerifyPolicy, body: SignedBody, timestampHea
     throw invalidJson(error);
   }
   // Checked before the replay guard binds the signature: a copy sent first under another id must not take it.
-  const signedId = policy.payloadEventId(payload);
-  if (signedId !== undefined && signedId !== eventId) throw eventIdMismatch(eventId, signedId);
-  return { eventId, timestamp, payload, secretIndex, idSigned: signedId !== undefined };
+  const signedId = eventIdOf(policy.payloadEventId(payload));
+  if (signedId !== undefined && !sameEventId(eventId, signedId)) throw eventIdMismatch(eventId, signedId);
+  // Deduplicated on the signed id where there is one: the header may differ only by how HTTP carried it.
+  return { eventId: signedId ?? eventId, timestamp, payload, secretIndex, idSigned: signedId !== undefined };
 }
 
 /** The body as bytes or text, without copying; anything else (a parsed object) is refused with the framework fix. */

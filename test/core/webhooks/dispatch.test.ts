@@ -41,6 +41,14 @@ describe('handlers: on, onAny, onError, event types', () => {
     expect(seen).toEqual(['payment.succeeded', 'payment.canceled']);
   });
 
+  it('runs a handler once per event when its type is listed twice (a list built from configuration)', async () => {
+    const { pay } = payWithClock();
+    let runs = 0;
+    pay.webhooks.on(['payment.succeeded', 'payment.succeeded'], () => void runs++);
+    expect((await post(pay, delivery(paid, { eventId: 'e_twice' }))).status).toBe(200);
+    expect(runs).toBe(1);
+  });
+
   it('handlers get a frozen { id, type, payload, timestamp }', async () => {
     const { pay } = payWithClock();
     let event: WebhookEvent | undefined;

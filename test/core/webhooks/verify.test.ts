@@ -139,6 +139,36 @@ describe('pay.webhooks.verify: the event id, which the signature does not cover'
     expect((await pay.webhooks.verify({ rawBody: bare.body, headers: bare.headers })).eventId).toBe('evt_any');
   });
 
+  it('takes the header as the payload\'s id when only the way HTTP carries it changed it: UTF-8 read as Latin-1, spaces at its ends', async () => {
+    const { pay } = payWithClock();
+    for (const id of ['evt é', 'evt_€', ' evt_lead', 'evt_trail\t']) {
+      // What Node and undici hand over for a header a sender wrote in UTF-8, its ends trimmed by the parser.
+      const header = Buffer.from(id, 'utf8').toString('latin1').replace(/^[ \t]+|[ \t]+$/g, '');
+      const d = delivery({ ...payload, id }, { eventId: header });
+      // Deduplicated on the signed id, which the sender meant.
+      expect((await pay.webhooks.verify({ rawBody: d.body, headers: d.headers })).eventId).toBe(id);
+    }
+    // Another id is still another id.
+    const other = delivery({ ...payload, id: 'evt é' }, { eventId: Buffer.from('evt è', 'utf8').toString('latin1') });
+    expect(await pay.webhooks.verifySafe({ rawBody: other.body, headers: other.headers })).toMatchObject({ ok: false, code: 'WEBHOOK_EVENT_ID_MISMATCH' });
+  });
+
+  it('takes what a custom webhooks.payloadEventId answers as an id: a whole number as its digits, null or \'\' as none; anything else is a configuration error', async () => {
+    const byNumber = payWithClock({ webhooks: { payloadEventId: (p) => (p as { seq?: number }).seq as never } });
+    const numbered = delivery({ ...payload, seq: 42 }, { eventId: '42' });
+    expect((await byNumber.pay.webhooks.verify({ rawBody: numbered.body, headers: numbered.headers })).eventId).toBe('42');
+    const wrong = delivery({ ...payload, seq: 43 }, { eventId: '42' });
+    expect(await byNumber.pay.webhooks.verifySafe({ rawBody: wrong.body, headers: wrong.headers })).toMatchObject({ ok: false, code: 'WEBHOOK_EVENT_ID_MISMATCH' });
+    for (const none of [null, '']) {
+      const absent = payWithClock({ webhooks: { payloadEventId: () => none as never } });
+      const d = delivery({ ...payload, id: 'evt_x' }, { eventId: 'evt_header' });
+      expect((await absent.pay.webhooks.verify({ rawBody: d.body, headers: d.headers })).eventId).toBe('evt_header');
+    }
+    const objects = payWithClock({ webhooks: { payloadEventId: (p) => p as never } });
+    const d = delivery(payload);
+    await expect(objects.pay.webhooks.verify({ rawBody: d.body, headers: d.headers })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('webhooks.payloadEventId answered an object') });
+  });
+
   it('is read where webhooks.payloadEventId says, and not checked when it answers undefined', async () => {
     const nested = payWithClock({ webhooks: { payloadEventId: (p) => (p as { event?: { id?: string } }).event?.id } });
     const body = { ...payload, id: 'obj_1', event: { id: 'evt_N' } };
