@@ -14,7 +14,7 @@ export function createApp(pay: Pay, options: { widget?: Omit<WidgetScriptTagOpti
   app.use('/pay', payMiddleware(pay));
   app.use(express.json());
   app.get(['/', '/checkout'], checkoutPage(options.widget)); // ?orderId=1001 (&email=shopper@example.com for saved cards)
-  app.get('/checkout/return', returnPage); // where the bank sends the shopper back
+  app.get('/checkout/return', returnPage(pay)); // where the bank sends the shopper back
   app.get('/health', (_req, res) => {
     res.json({ ok: true });
   });

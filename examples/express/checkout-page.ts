@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { PayError, widgetScriptTag, type WidgetScriptTagOptions } from 'paywidget-server';
+import { PayError, widgetScriptTag, type Pay, type WidgetScriptTagOptions } from 'paywidget-server';
 
 /**
  * The checkout page: loads the widget from its own host (script tag with integrity), asks this backend
@@ -29,23 +29,40 @@ export function checkoutPage(options: Omit<WidgetScriptTagOptions, 'nonce'> = {}
 }
 
 /**
- * Where the bank sends the shopper back after pay by bank (the widget's `returnUrl`). It mounts no widget:
- * the payment is confirmed by the bank later, by webhook, and a page that minted again would offer a second one.
+ * Where the bank sends the shopper back after pay by bank (the widget's `returnUrl`). It mounts no widget: a
+ * page that minted again would offer a second payment. What it says follows what the ledger knows of the
+ * order's payments: the bank's answer reaches this backend by webhook, maybe after the shopper.
  */
-export const returnPage: RequestHandler = (req, res) => {
-  const orderId = typeof req.query.orderId === 'string' ? req.query.orderId : '';
-  res.set('cache-control', 'no-store').type('html').send(`<!doctype html>
+export function returnPage(pay: Pay): RequestHandler {
+  return async (req, res, next) => {
+    const orderId = typeof req.query.orderId === 'string' ? req.query.orderId : '';
+    let entries: Awaited<ReturnType<Pay['payments']['byOrder']>>;
+    try {
+      entries = orderId === '' ? [] : await pay.payments.byOrder(orderId);
+    } catch (error) {
+      return next(error); // the ledger store is down: the error handler answers
+    }
+    const order = `order <strong>${escapeHtml(orderId)}</strong>`;
+    const said = entries.some((entry) => entry.outcome === 'confirmed')
+      ? `Your payment for ${order} is confirmed. Thank you!`
+      : entries.some((entry) => entry.outcome === 'unresolved')
+        ? `Your bank is confirming the payment for ${order}. We will e-mail you once it is confirmed; there is no need to pay again.`
+        : entries.length > 0
+          ? `The payment for ${order} did not go through. <a href="/checkout?orderId=${encodeURIComponent(orderId)}">Back to the checkout</a>`
+          : `We have not heard from your bank yet about ${order}. If you approved the payment, we will e-mail you once it is confirmed; if you declined it, <a href="/checkout?orderId=${encodeURIComponent(orderId)}">go back to the checkout</a>.`;
+    res.set('cache-control', 'no-store').type('html').send(`<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Payment under way</title></head>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Your payment</title></head>
 <body>
 <main>
-  <h1>Thank you</h1>
-  <p>Your bank is confirming the payment for order <strong>${escapeHtml(orderId)}</strong>. We will e-mail you once it is confirmed; there is no need to pay again.</p>
+  <h1>Your payment</h1>
+  <p>${said}</p>
 </main>
 </body>
 </html>
 `);
-};
+  };
+}
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -88,12 +105,31 @@ ${scriptTag}
   const outcome = document.getElementById('outcome');
   const retry = document.getElementById('retry');
 
+  // What a shopper is told when the token could not be had: the server's messages are written for the shop's
+  // operator (settings, time-outs), and go to the console. A 409 is an order paid or being paid: no retry.
+  class CheckoutError extends Error {
+    constructor(message, canRetry) {
+      super(message);
+      this.canRetry = canRetry;
+    }
+  }
+
   // The merchant backend decides the amount and mints the token; the browser only names the order.
   async function fetchWidgetToken(orderId) {
-    const response = await fetch('/pay/widget-token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ orderId }) });
-    const body = await response.json().catch(() => null);
-    if (!response.ok) throw new Error((body && body.error && body.error.message) || 'The shop could not start the payment (HTTP ' + response.status + ').');
-    return body.widget_token;
+    const response = await fetch('/pay/widget-token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ orderId }) }).catch(() => null);
+    const body = response ? await response.json().catch(() => null) : null;
+    if (response && response.ok && body && typeof body.widget_token === 'string') return body.widget_token;
+    console.warn('widget token not minted:', response ? response.status : 'no answer', body && body.error ? body.error.code + ': ' + body.error.message : '');
+    if (response && response.status === 409) throw new CheckoutError('Order ' + orderId + ' is paid, or has a payment that may still be confirmed: please do not pay again.', false);
+    if (response && (response.status === 401 || response.status === 403)) throw new CheckoutError('Please sign in again to pay for this order.', false);
+    throw new CheckoutError('The payment could not be started. Please try again in a moment.', true);
+  }
+
+  // Tells the backend of a payment the widget reported: the ledger then holds it under its order even when the
+  // webhook is late, so a reload or the back button cannot offer a second payment. keepalive: it is sent even as
+  // the shopper leaves the page.
+  function report(paymentId) {
+    return fetch('/pay/payments/' + encodeURIComponent(paymentId) + '/reconcile', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', keepalive: true }).catch(() => null);
   }
 
   // Tells the backend of the payment whose outcome the widget could not tell: once the payment service has
@@ -101,7 +137,7 @@ ${scriptTag}
   // failed, and the answer may already say how it ended. Whatever it says, this page never offers to pay again
   // while the outcome is unknown.
   async function reconcile(paymentId) {
-    const response = await fetch('/pay/payments/' + encodeURIComponent(paymentId) + '/reconcile', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).catch(() => null);
+    const response = await report(paymentId);
     const body = response && response.ok ? await response.json().catch(() => null) : null;
     if (body && body.outcome === 'confirmed') show('Payment ' + paymentId + ' confirmed.', 'succeeded');
     if (body && body.outcome === 'failed') {
@@ -132,7 +168,7 @@ ${scriptTag}
       widgetToken = await fetchWidgetToken(checkout.orderId);
     } catch (error) {
       show(error.message, 'error');
-      retry.hidden = false;
+      retry.hidden = !error.canRetry;
       return;
     }
     const widget = PayWidget.mount('#pay-widget', {
@@ -143,6 +179,7 @@ ${scriptTag}
       onSuccess: ({ paymentId }) => {
         outcome.dataset.paymentId = paymentId;
         show('Payment ' + paymentId + ' confirmed.', 'succeeded');
+        report(paymentId);
       },
       onContinueToShop: () => show('Thank you! Your payment for order ' + checkout.orderId + ' is confirmed.', 'done'),
       onFailure: ({ message, needsReconciliation, paymentId }) => {

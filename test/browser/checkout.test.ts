@@ -150,6 +150,24 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
     expect(mints).toEqual([]);
   });
 
+  it('reports a payment it saw succeed, so with its webhook late a reload or the back button offers no second payment', async () => {
+    sandbox.setWebhookUrl(undefined); // the backend is not told by webhook, for now
+    try {
+      const order = freshOrder('1001');
+      const frame = await openCheckout(`orderId=${order}`);
+      await payWithCard(frame, sandbox.testCards.succeeds);
+      await outcome('succeeded').waitFor();
+      const paymentId = await outcome('succeeded').getAttribute('data-payment-id');
+      await expect.poll(async () => (await pay.payments.byOrder(order)).map((entry) => `${entry.paymentId}:${entry.outcome}`), { timeout: 10_000 }).toEqual([`${paymentId}:confirmed`]);
+      await page.reload();
+      await outcome('error').waitFor();
+      await expect(outcome('error').textContent()).resolves.toBe(`Order ${order} is paid, or has a payment that may still be confirmed: please do not pay again.`);
+      expect(await page.locator(WIDGET).count()).toBe(0);
+    } finally {
+      sandbox.setWebhookUrl(`${appUrl}/pay/webhooks`);
+    }
+  }, 45_000);
+
   it('pays with the succeeding card: success screen, continue to shop, webhook verified by the backend', async () => {
     const order = freshOrder('1001');
     const frame = await openCheckout(`orderId=${order}`);
@@ -249,9 +267,14 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
     // The page reported the payment, so the ledger knows of it: a reload must not let the shopper pay twice.
     await page.locator('#outcome[data-reconciled="needs_reconciliation"]').waitFor({ timeout: 20_000 });
     expect(await pay.payments.byOrder(order)).toMatchObject([{ paymentId, outcome: 'unresolved' }]);
+    // Back from the bank meanwhile, the return page says what the ledger knows: under way, no second payment.
+    const back = await (await fetch(`${appUrl}/checkout/return?orderId=${order}`)).text();
+    expect(back).toContain('Your bank is confirming the payment for order');
+    expect(back).toContain('there is no need to pay again');
     await page.reload();
     await outcome('error').waitFor();
-    await expect(outcome('error').textContent()).resolves.toContain(`Order ${order} has a payment that may still be confirmed: please do not pay again.`);
+    await expect(outcome('error').textContent()).resolves.toBe(`Order ${order} is paid, or has a payment that may still be confirmed: please do not pay again.`);
+    expect(await page.locator('#retry').isVisible()).toBe(false);
     expect(await page.locator(WIDGET).count()).toBe(0);
   }, 45_000);
 });
