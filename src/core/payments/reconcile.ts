@@ -2,7 +2,7 @@ import type { HttpPolicy } from '../config.js';
 import { invalidInput, PayError, UpstreamError, type PayErrorCode } from '../errors.js';
 import { MAX_TIMER_MS } from '../max-timer.js';
 import { sleep } from '../sleep.js';
-import type { LedgerEntry, LedgerSource } from '../stores/ledger-store.js';
+import type { LedgerEntry, LedgerRecordResult, LedgerSource } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import { recordPoll, type Ledger } from './ledger.js';
 import { checkPaymentId, toClientToken, type PaymentStatus, type StatusOptions } from './status.js';
@@ -135,10 +135,12 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     const policy = budgetMs === 0 ? {} : { maxRetries: 0, totalTimeoutMs: Math.min(deps.http.totalTimeoutMs, window), attemptTimeoutMs: Math.min(deps.http.attemptTimeoutMs, window) };
     try {
       polls += 1;
-      const status = await deps.poll(paymentId, { clientToken, signal: options.signal }, policy);
+      // The caller's signal ends the wait, not the poll in flight: its answer is recorded though nobody waits for it
+      // (a shopper who reloads the page mid-poll), so the ledger holds what the service said, under its order.
+      const polled = pollAndRecord(deps, paymentId, clientToken, policy);
+      const recorded = await untilAborted(polled, options.signal);
       heard = true;
       lastError = undefined; // the service answered: an earlier failure is no longer why nothing is known
-      const recorded = await recordPoll(deps.ledger, status);
       learnedHere(learned, recorded);
       const { entry, changed } = recorded;
       if (changed && entry.orderId === undefined && entry.outcome !== 'failed') warnOrderUnknown(deps.logger, entry);
@@ -176,6 +178,24 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     deps.logger.warn({ paymentId, status: result.status, polls, elapsedMs: Math.round(performance.now() - started), lastError: lastError?.code, reason: lastError?.message, retryAfterMs: result.retryAfterMs }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
   }
   return result;
+}
+
+/** One poll, its answer recorded; a failure is the caller's to handle, and swallowed when nobody waits for it. */
+function pollAndRecord(deps: ReconcileDeps, paymentId: string, clientToken: StatusOptions['clientToken'], policy: Partial<HttpPolicy>): Promise<LedgerRecordResult> {
+  const recorded = deps.poll(paymentId, { clientToken }, policy).then((status) => recordPoll(deps.ledger, status));
+  recorded.catch(() => {});
+  return recorded;
+}
+
+/** The promise's outcome, or the signal's reason as soon as it aborts (the promise goes on). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** A second look waits on one attempt of at most this long (and no longer than a reconcile's budget, its shortest poll at least). */

@@ -247,6 +247,17 @@ describe('reconcile', () => {
     expect(sb.faults.list().find((f) => f.id === hanging)!.hits).toBe(1);
   });
 
+  it('records the answer of the poll in flight when its caller goes away (a shopper reloading the page mid-poll), under its order', async () => {
+    const pay = payFor(sb, { logger });
+    const { paymentId, clientToken } = await payByBank(pay, sb, { amount: 900, currency: 'EUR', orderId: 'order-reloaded' });
+    secrets.push(clientToken);
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', latencyMs: 300, times: 1 });
+    const result = await pay.payments.reconcile(paymentId, { budgetMs: 5_000, signal: AbortSignal.timeout(50) });
+    expect(result).toMatchObject({ outcome: 'needs_reconciliation', status: null });
+    // Answered after the caller left: the ledger has it, and the mint guard finds it by its order.
+    expect(await eventually(async () => (await pay.payments.byOrder('order-reloaded'))[0])).toMatchObject({ paymentId, status: 'pending', outcome: 'unresolved' });
+  });
+
   it('records nothing for a payment id whose caller went away before the service said anything (anyone can send ids to the route)', async () => {
     const pay = payFor(sb, { logger });
     sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', latencyMs: 300, times: Infinity });
