@@ -90,7 +90,7 @@ export function toClientToken(value: unknown): Secret | undefined {
  * the fallback for callers without it (a sweep). A service that follows the document refuses them, with credentials that mint fine.
  */
 /** The advice for a service that takes only the client token on the status call, in createPay's terms (the CLI words it for a shell). */
-export const CLIENT_TOKEN_ONLY = "If they mint tokens, this payment service accepts only the payment's payment_client_token on the status endpoint: pass { clientToken } (the page has it from the checkout), or set payments.statusAuth to 'client-token' and let webhooks settle the payments whose token the server never saw.";
+export const CLIENT_TOKEN_ONLY = "If they mint tokens, this payment service accepts only the payment's payment_client_token on the status endpoint: pass { clientToken } where your code has it (the checkout call that pays answers it, to the widget or the mobile SDK; the web widget's events do not pass it to the page), or set payments.statusAuth to 'client-token' and let webhooks settle the payments whose token the server never saw: a page's reconcile call cannot then learn an outcome.";
 const MERCHANT_STATUS_HINT = `The status call went with the merchant credentials, as no payment_client_token was given. ${MERCHANT_CREDENTIALS_HINT} ${CLIENT_TOKEN_ONLY}`;
 
 /** The headers that authenticate the status call, by `payments.statusAuth`. */

@@ -545,6 +545,9 @@ describe('the status credential', () => {
       expect(refused.message).toContain('PAY_MERCHANT_API_KEY');
       expect(refused.message).toContain("accepts only the payment's payment_client_token");
       expect(refused.message).toContain('{ clientToken }');
+      // Not "the page has it": the widget's events carry no client token, and a page's reconcile call then learns nothing.
+      expect(refused.message).toContain("the web widget's events do not pass it to the page");
+      expect(refused.message).toContain("a page's reconcile call cannot then learn an outcome");
     } finally {
       await literal.close();
     }
