@@ -168,6 +168,17 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
     }
   }, 45_000);
 
+  it('shows the amount with the currency\'s ISO 4217 digits, where Intl counts others (HUF 2, not 0; IQD 3, not 0)', async () => {
+    for (const [total, currency, shown] of [['1000', 'HUF', '1,000.00'], ['25.000', 'IQD', '25.000']] as const) {
+      const id = `fmt-${currency}-${++copies}`;
+      orders.set(id, { id, total, currency, status: 'awaiting_payment' });
+      const frame = await openCheckout(`orderId=${id}`);
+      const label = await frame.locator('form.card-form').getByRole('button').textContent();
+      expect(label).toContain(shown);
+      expect(label).not.toMatch(/100,000|25,000/);
+    }
+  });
+
   it('pays with the succeeding card: success screen, continue to shop, webhook verified by the backend', async () => {
     const order = freshOrder('1001');
     const frame = await openCheckout(`orderId=${order}`);

@@ -3,6 +3,8 @@
  * calls to the payment API, polling to a terminal status, shopper-safe messages and a DOM helper.
  * Exposes `window.PayFrame` for part 2 (frame.js.ts). Served as this exact string.
  */
+import { CURRENCY_EXPONENTS } from '../../core/money/iso4217.js';
+
 export const FRAME_CORE_JS = String.raw`/* PayWidget sandbox frame, /widget/v1 */
 (function () {
   'use strict';
@@ -94,13 +96,19 @@ export const FRAME_CORE_JS = String.raw`/* PayWidget sandbox frame, /widget/v1 *
     return node;
   }
 
+  // ISO 4217's minor-unit digits: Intl's differ for some (HUF 0 against 2, IQD 0 against 3), and an amount in
+  // minor units divided by Intl's would show 100 or 1000 times what is charged.
+  const EXPONENTS = ${JSON.stringify(CURRENCY_EXPONENTS)};
+
   /** Amount in minor units, for display only (the service decided it; the frame never computes with it). */
   function formatAmount(amount, currency) {
+    const digits = EXPONENTS[currency];
+    if (digits === undefined) return amount + ' ' + currency + ' (minor units)';
+    const value = amount / Math.pow(10, digits);
     try {
-      const format = new Intl.NumberFormat(navigator.language || 'en', { style: 'currency', currency: currency });
-      return format.format(amount / Math.pow(10, format.resolvedOptions().maximumFractionDigits));
+      return new Intl.NumberFormat(navigator.language || 'en', { style: 'currency', currency: currency, minimumFractionDigits: digits, maximumFractionDigits: digits }).format(value);
     } catch (error) {
-      return amount + ' ' + currency + ' (minor units)';
+      return value.toFixed(digits) + ' ' + currency;
     }
   }
 
