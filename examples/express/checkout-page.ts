@@ -194,7 +194,22 @@ ${scriptTag}
         retry.hidden = false;
       },
     });
-    if (!widget) show('The payment widget could not be mounted.', 'error');
+    if (!widget) return show('The payment widget could not be mounted.', 'error');
+    // A frame that never speaks (a Content-Security-Policy without frame-src for the widget host, a host that
+    // hangs) would leave an empty box: without a word from it within 10 s, the page says so and offers a retry.
+    let heard = false;
+    const listen = (event) => {
+      if (event.data && event.data.source === 'pay-widget') heard = true;
+    };
+    window.addEventListener('message', listen);
+    setTimeout(() => {
+      window.removeEventListener('message', listen);
+      if (heard) return;
+      widget.unmount();
+      console.warn('the payment widget frame sent no message within 10 s: check frame-src in the Content-Security-Policy, and the widget host');
+      show('The payment form could not be shown. Please try again in a moment.', 'error');
+      retry.hidden = false;
+    }, 10000);
   }
 
   retry.addEventListener('click', start);

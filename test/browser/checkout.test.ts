@@ -49,7 +49,9 @@ beforeAll(async () => {
   app.use((_req, res, next) => {
     const nonce = randomBytes(16).toString('base64');
     res.locals.cspNonce = nonce;
-    res.set('content-security-policy', `script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; object-src 'none'; base-uri 'none'`);
+    // ?frames=none: a policy that forgot frame-src for the widget host.
+    const frames = _req.query.frames === 'none' ? "; frame-src 'none'" : '';
+    res.set('content-security-policy', `script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; object-src 'none'; base-uri 'none'${frames}`);
     next();
   });
   app.use(createApp(pay, { widget: { widgetHost: sandbox.widgetUrl, integrity: published.integrity, apiUrl: sandbox.paymentUrl } }));
@@ -167,6 +169,15 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
       sandbox.setWebhookUrl(`${appUrl}/pay/webhooks`);
     }
   }, 45_000);
+
+  it('says so and offers a retry when the widget frame never speaks (a policy without frame-src for its host)', async () => {
+    const order = freshOrder('1001');
+    await page.goto(`${appUrl}/checkout?orderId=${order}&frames=none`);
+    await outcome('error').waitFor({ timeout: 15_000 });
+    await expect(outcome('error').textContent()).resolves.toBe('The payment form could not be shown. Please try again in a moment.');
+    expect(await page.locator('#retry').isVisible()).toBe(true);
+    expect(await page.locator(WIDGET).count()).toBe(0);
+  }, 30_000);
 
   it('shows the amount with the currency\'s ISO 4217 digits, where Intl counts others (HUF 2, not 0; IQD 3, not 0)', async () => {
     for (const [total, currency, shown] of [['1000', 'HUF', '1,000.00'], ['25.000', 'IQD', '25.000']] as const) {
