@@ -40,12 +40,17 @@ function launch(port: number, dir: string, appendOnly: boolean, cluster = false)
     ...(appendOnly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
     ...(cluster ? ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-announce-ip', '127.0.0.1'] : []),
   ];
+  return spawnUntil(args, 'Ready to accept connections');
+}
+
+/** Spawns redis-server with `args` and resolves once its output says `ready`; rejects with its output when it exits first. */
+function spawnUntil(args: string[], ready: string): Promise<ChildProcess> {
   const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let output = '';
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
+      if (output.includes(ready)) {
         child.stdout!.off('data', onData);
         child.stdout!.resume();
         resolve(child);
@@ -54,7 +59,7 @@ function launch(port: number, dir: string, appendOnly: boolean, cluster = false)
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('error', (error) => reject(new Error(`could not start ${REDIS_SERVER}: ${error.message}. Install it (apt-get install redis-server) or set REDIS_URL.`)));
-    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code} before it was ready:\n${output}`)));
+    child.once('exit', (code) => reject(new Error(`redis-server ${args.join(' ')} exited with ${code} before it was ready:\n${output}`)));
   });
 }
 
@@ -117,22 +122,7 @@ export async function startSentinel(master: RedisServer): Promise<{ port: number
   // Sentinel rewrites its configuration file, so it is one of its own.
   const config = join(dir, 'sentinel.conf');
   writeFileSync(config, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor mymaster 127.0.0.1 ${master.port} 1\n`);
-  const child = spawn(REDIS_SERVER, [config, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('+monitor master mymaster')) {
-        child.stdout!.off('data', onData);
-        child.stdout!.resume();
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`redis-server --sentinel exited with ${code} before it was ready:\n${output}`)));
-  });
+  const child = await spawnUntil([config, '--sentinel'], '+monitor master mymaster');
   return {
     port,
     async stop() {
