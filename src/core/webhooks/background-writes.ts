@@ -58,7 +58,8 @@ export class BackgroundWrites {
         else if (await this.#wait(deadline - performance.now(), all)) return;
       }
     } finally {
-      this.#draining -= 1;
+      // A drain that gave up leaves its writes to their leases, as outside a drain: they no longer hold the process.
+      if (--this.#draining === 0) for (const timer of this.#timers) (timer as { unref?: () => void }).unref?.();
     }
   }
 

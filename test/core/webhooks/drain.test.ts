@@ -62,6 +62,20 @@ describe('pay.drain() with a store that hangs', () => {
 });
 
 describe('BackgroundWrites.drain()', () => {
+  it('after { timeoutMs } gave up, leaves the pending writes\' waits unable to hold a process that has nothing else to do', async () => {
+    // In a process of its own: it must exit once the drain gave up, not when the write's 10 s wait ends.
+    const script = `
+      import { BackgroundWrites } from './src/core/webhooks/background-writes.ts';
+      const writes = new BackgroundWrites(undefined, { debug() {}, info() {}, warn() {}, error() {} });
+      writes.start(async (wait) => { await wait(10_000); });
+      const started = performance.now();
+      await writes.drain(100);
+      process.on('exit', () => console.log(JSON.stringify({ exitedAfterMs: Math.round(performance.now() - started) })));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, timeout: 20_000 });
+    expect(JSON.parse(stdout.trim()).exitedAfterMs).toBeLessThan(5_000);
+  });
+
+
   it('waits for a write that started while it was draining (a delivery answered during shutdown)', async () => {
     const writes = new BackgroundWrites(undefined, captureLogger());
     const landed: string[] = [];
