@@ -1,6 +1,7 @@
 import express from 'express';
 import type { Pay, WidgetScriptTagOptions } from 'paywidget-server';
 import { payMiddleware } from 'paywidget-server/express';
+import { orders } from '../shared/orders.js';
 import { checkoutPage, returnPage } from './checkout-page.js';
 
 /**
@@ -14,7 +15,7 @@ export function createApp(pay: Pay, options: { widget?: Omit<WidgetScriptTagOpti
   app.use('/pay', payMiddleware(pay));
   app.use(express.json());
   app.get(['/', '/checkout'], checkoutPage(options.widget)); // ?orderId=1001 (&email=shopper@example.com for saved cards)
-  app.get('/checkout/return', returnPage(pay)); // where the bank sends the shopper back
+  app.get('/checkout/return', returnPage(pay, (id) => orders.get(id)?.status === 'paid')); // where the bank sends the shopper back
   app.get('/health', (_req, res) => {
     res.json({ ok: true });
   });

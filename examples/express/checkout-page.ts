@@ -30,10 +30,12 @@ export function checkoutPage(options: Omit<WidgetScriptTagOptions, 'nonce'> = {}
 
 /**
  * Where the bank sends the shopper back after pay by bank (the widget's `returnUrl`). It mounts no widget: a
- * page that minted again would offer a second payment. What it says follows what the ledger knows of the
- * order's payments: the bank's answer reaches this backend by webhook, maybe after the shopper.
+ * page that minted again would offer a second payment. What it says follows the shop's own record of the order
+ * (`isPaid`), then what the ledger knows of its payments: the bank's answer reaches this backend by webhook,
+ * maybe after the shopper, and a payment the ledger holds as confirmed may not pay the order (one too small).
+ * In your shop, show it only to the shopper the order is theirs (the session), as for the reconcile route.
  */
-export function returnPage(pay: Pay): RequestHandler {
+export function returnPage(pay: Pay, isPaid: (orderId: string) => boolean): RequestHandler {
   return async (req, res, next) => {
     const orderId = typeof req.query.orderId === 'string' ? req.query.orderId : '';
     let entries: Awaited<ReturnType<Pay['payments']['byOrder']>>;
@@ -43,13 +45,14 @@ export function returnPage(pay: Pay): RequestHandler {
       return next(error); // the ledger store is down: the error handler answers
     }
     const order = `order <strong>${escapeHtml(orderId)}</strong>`;
-    const said = entries.some((entry) => entry.outcome === 'confirmed')
+    const checkout = `/checkout?orderId=${encodeURIComponent(orderId)}`;
+    const said = orderId !== '' && isPaid(orderId)
       ? `Your payment for ${order} is confirmed. Thank you!`
-      : entries.some((entry) => entry.outcome === 'unresolved')
-        ? `Your bank is confirming the payment for ${order}. We will e-mail you once it is confirmed; there is no need to pay again.`
+      : entries.some((entry) => entry.outcome !== 'failed')
+        ? `We are confirming the payment for ${order} and will e-mail you; there is no need to pay again.`
         : entries.length > 0
-          ? `The payment for ${order} did not go through. <a href="/checkout?orderId=${encodeURIComponent(orderId)}">Back to the checkout</a>`
-          : `We have not heard from your bank yet about ${order}. If you approved the payment, we will e-mail you once it is confirmed; if you declined it, <a href="/checkout?orderId=${encodeURIComponent(orderId)}">go back to the checkout</a>.`;
+          ? `The payment for ${order} did not go through. <a href="${checkout}">Back to the checkout</a>`
+          : `We have not heard from your bank yet about ${order}. If you approved the payment, we will e-mail you once it is confirmed; if you declined it, <a href="${checkout}">go back to the checkout</a>.`;
     res.set('cache-control', 'no-store').type('html').send(`<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Your payment</title></head>

@@ -291,7 +291,7 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
     expect(await pay.payments.byOrder(order)).toMatchObject([{ paymentId, outcome: 'unresolved' }]);
     // Back from the bank meanwhile, the return page says what the ledger knows: under way, no second payment.
     const back = await (await fetch(`${appUrl}/checkout/return?orderId=${order}`)).text();
-    expect(back).toContain('Your bank is confirming the payment for order');
+    expect(back).toContain('We are confirming the payment for order');
     expect(back).toContain('there is no need to pay again');
     await page.reload();
     await outcome('error').waitFor();

@@ -53,9 +53,16 @@ describe.each(['express', 'koa'])('examples/%s with the sandbox', (name) => {
         expect([broken.status, broken.headers.get('x-powered-by'), text]).toEqual([400, null, expect.stringMatching(/^\{"error":/)]);
         expect(text).not.toMatch(/node_modules|at .*\.js/);
         // Back from the bank: a page that mounts no widget, so it mints nothing and offers no second payment.
-        const back = await fetch(`http://127.0.0.1:${port}/checkout/return?orderId=1001`);
-        const page = await back.text();
-        expect([back.status, page.includes('We have not heard from your bank yet'), page.includes('PayWidget')]).toEqual([200, true, false]);
+        // What it says follows the shop's record, then the ledger: 1003 paid; 1001's payment confirmed but too
+        // small (not 'confirmed' to the shopper); 1002 minted for, nothing heard.
+        const said: string[] = [];
+        for (const order of ['1003', '1001', '1002']) {
+          const back = await fetch(`http://127.0.0.1:${port}/checkout/return?orderId=${order}`);
+          const page = await back.text();
+          expect([back.status, page.includes('PayWidget')]).toEqual([200, false]);
+          said.push(/<p>(.*?)[.;]/.exec(page)![1]!.replace(/<[^>]+>/g, ''));
+        }
+        expect(said).toEqual(['Your payment for order 1003 is confirmed', 'We are confirming the payment for order 1001 and will e-mail you', 'We have not heard from your bank yet about order 1002']);
       }
     } finally {
       child.kill();
