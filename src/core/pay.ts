@@ -135,7 +135,7 @@ export function createPay(options: PayOptions = {}): Pay {
   const router = createRouter([
     widgetTokenRoute({ ...jsonRoutes, resolveCheckout, merchantResolveCheckout: options.resolveCheckout !== undefined, mint }),
     webhooks.route,
-    reconcileRoute({ ...jsonRoutes, reconcile: payments.reconcile }),
+    reconcileRoute({ ...jsonRoutes, reconcile: (paymentId, options) => payments.reconcile(paymentId, options, {}, { finishPollInFlight: true }) }),
     paymentRoute({ ...jsonRoutes, lookup: payments.get }),
   ], logger);
 

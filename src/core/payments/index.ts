@@ -4,7 +4,7 @@ import type { Logger } from '../types.js';
 import type { WebhookHandler } from '../webhooks/dispatch.js';
 import { createLedger, recordPoll, type Ledger, type LedgerInput } from './ledger.js';
 import type { PaymentsPolicy } from './options.js';
-import { recheckPayment, reconcilePayment, type LearnedHere, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
+import { recheckPayment, reconcilePayment, type LearnedHere, type ReconcileHow, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
 import { pruneLedger, type PruneLedgerOptions, type PruneLedgerReport } from './prune-ledger.js';
 import { reconcilePending, type ReconcilePendingOptions, type SweepReport } from './reconcile-pending.js';
 import { checkPaymentId, fetchPaymentStatus, isPaymentId, type PaymentStatus, type StatusOptions } from './status.js';
@@ -43,6 +43,8 @@ export interface PaymentsDeps {
 
 export interface PaymentsInternals extends Payments {
   readonly ledger: Ledger;
+  /** `reconcile` with what the library's own callers add: the reconcile route lets a poll in flight finish. */
+  reconcile(paymentId: string, options?: ReconcileOptions, learned?: LearnedHere, how?: ReconcileHow): Promise<ReconcileResult>;
   /** Feeds the ledger from a verified webhook; runs inside the delivery's claim, before the merchant's handlers. */
   readonly recordWebhook: WebhookHandler;
   /** A quick second look at a payment (recheckPayment): the mint guard's, for one the ledger holds as failed. */
@@ -55,9 +57,9 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
   const statusContext = { payment: deps.payment, http, logger, statusAuth: policy.statusAuth, classify: policy.classify };
 
   const poll = (paymentId: string, options: StatusOptions, override?: Partial<HttpPolicy>) => fetchPaymentStatus(statusContext, paymentId, options, override);
-  const reconcile = (paymentId: string, options?: ReconcileOptions, learned?: LearnedHere) => reconcilePayment({
+  const reconcile = (paymentId: string, options?: ReconcileOptions, learned?: LearnedHere, how?: ReconcileHow) => reconcilePayment({
     ledger, poll, http, logger, pollBudgetMs: policy.pollBudgetMs, pollIntervalMs: policy.pollIntervalMs, pollMaxIntervalMs: policy.pollMaxIntervalMs,
-  }, paymentId, options, learned);
+  }, paymentId, options, learned, how);
 
   return {
     ledger,

@@ -60,6 +60,15 @@ function learnedHere(learned: LearnedHere, { entry, changed }: { entry: LedgerEn
   if (changed) learned.status = entry.status;
 }
 
+/** How a reconcile runs, beyond its public options. */
+export interface ReconcileHow {
+  /**
+   * The reconcile route's: a poll in flight when the page goes away runs to its end and records its answer. Not a
+   * sweep's: an answer recorded after it stopped would be in no report, and the next sweep would not list the payment.
+   */
+  finishPollInFlight?: boolean;
+}
+
 export interface ReconcileDeps {
   ledger: Ledger;
   poll: (paymentId: string, options: StatusOptions, policy: Partial<HttpPolicy>) => Promise<PaymentStatus>;
@@ -109,7 +118,7 @@ export function checkBudgetMs(budgetMs: number): number {
  * transport failures and 5xx along the way only cost polls. Permanent refusals (unknown payment,
  * wrong credentials, bad input) throw.
  */
-export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: string, options: ReconcileOptions = {}, learned: LearnedHere = {}): Promise<ReconcileResult> {
+export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: string, options: ReconcileOptions = {}, learned: LearnedHere = {}, how: ReconcileHow = {}): Promise<ReconcileResult> {
   const paymentId = checkPaymentId(paymentIdInput);
   const clientToken = toClientToken(options.clientToken);
   const budgetMs = checkBudgetMs(options.budgetMs ?? deps.pollBudgetMs);
@@ -133,12 +142,14 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
     // The loop is the retry, with its own back-off: retried inside callUpstream too, each poll of a failing
     // service became three calls (22 a request over the default budget, for any made-up payment id).
     const policy = budgetMs === 0 ? {} : { maxRetries: 0, totalTimeoutMs: Math.min(deps.http.totalTimeoutMs, window), attemptTimeoutMs: Math.min(deps.http.attemptTimeoutMs, window) };
+    if (options.signal?.aborted) break; // gone before this poll: none is started
     try {
       polls += 1;
-      // The caller's signal ends the wait, not the poll in flight: its answer is recorded though nobody waits for it
-      // (a shopper who reloads the page mid-poll), so the ledger holds what the service said, under its order.
-      const polled = pollAndRecord(deps, paymentId, clientToken, policy);
-      const recorded = await untilAborted(polled, options.signal);
+      const recorded = how.finishPollInFlight
+        // The caller's signal ends the wait, not the poll in flight: its answer is recorded though nobody waits for
+        // it (a shopper who reloads the page mid-poll), so the ledger holds what the service said, under its order.
+        ? await untilAborted(pollAndRecord(deps, paymentId, clientToken, policy), options.signal)
+        : await recordPoll(deps.ledger, await deps.poll(paymentId, { clientToken, signal: options.signal }, policy));
       heard = true;
       lastError = undefined; // the service answered: an earlier failure is no longer why nothing is known
       learnedHere(learned, recorded);

@@ -252,10 +252,39 @@ describe('reconcile', () => {
     const { paymentId, clientToken } = await payByBank(pay, sb, { amount: 900, currency: 'EUR', orderId: 'order-reloaded' });
     secrets.push(clientToken);
     sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', latencyMs: 300, times: 1 });
-    const result = await pay.payments.reconcile(paymentId, { budgetMs: 5_000, signal: AbortSignal.timeout(50) });
-    expect(result).toMatchObject({ outcome: 'needs_reconciliation', status: null });
+    // Through the route, as the page calls it: the request's signal aborts when the page goes away.
+    const answer = await pay.handle({ method: 'POST', path: `/payments/${paymentId}/reconcile`, headers: { 'content-type': 'application/json' }, rawBody: '{}', signal: AbortSignal.timeout(50) });
+    expect(JSON.parse(String(answer!.body))).toMatchObject({ outcome: 'needs_reconciliation', status: null });
     // Answered after the caller left: the ledger has it, and the mint guard finds it by its order.
     expect(await eventually(async () => (await pay.payments.byOrder('order-reloaded'))[0])).toMatchObject({ paymentId, status: 'pending', outcome: 'unresolved' });
+  });
+
+  it('leaves no answer to a stopped sweep\'s poll behind it: the next sweep still finds the payment and reports the change', async () => {
+    const pay = payFor(sb, { logger });
+    const { paymentId, clientToken } = await payByBank(pay, sb, { amount: 900, currency: 'EUR', orderId: 'order-swept' });
+    secrets.push(clientToken);
+    await pay.payments.reconcile(paymentId, { budgetMs: 0, clientToken }); // pending, in the ledger
+    sb.payments.setStatus(paymentId, 'succeeded');
+    sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', latencyMs: 300, times: 1 });
+    const stopped = await pay.payments.reconcilePending({ signal: AbortSignal.timeout(100) });
+    expect(stopped.changed).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 400)); // the stopped poll's answer would have come by now
+    const changes: string[] = [];
+    const next = await pay.payments.reconcilePending({ onChange: (change) => void changes.push(`${change.paymentId}:${change.to}`) });
+    expect(next.changed.map((change) => change.paymentId)).toContain(paymentId);
+    expect(changes).toContain(`${paymentId}:succeeded`);
+  });
+
+  it('starts no poll on a signal already aborted', async () => {
+    const pay = payFor(sb, { logger });
+    const hits = sb.faults.inject({ route: 'GET /api/v1/payments/pay_never_asked/status', status: 503, body: '{}', times: Infinity });
+    try {
+      expect(await pay.payments.reconcile('pay_never_asked', { signal: AbortSignal.abort() })).toMatchObject({ outcome: 'needs_reconciliation' });
+      await new Promise((resolve) => setTimeout(resolve, 200)); // a poll sent would have reached the service by now
+      expect(sb.faults.list().find((f) => f.id === hits)!.hits).toBe(0);
+    } finally {
+      sb.faults.remove(hits);
+    }
   });
 
   it('records nothing for a payment id whose caller went away before the service said anything (anyone can send ids to the route)', async () => {
