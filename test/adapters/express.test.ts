@@ -308,6 +308,19 @@ describe('payMiddleware mounted on one of its own routes', () => {
       await app.close();
     }
   });
+
+  it('falls through after an earlier route handler called next() (Express leaves req.route set), to the app\'s own route', async () => {
+    const app = await appWith((a) => {
+      a.all('/pay/widget-token', (_req, _res, next) => next()); // a logger on one path, say
+      a.use('/pay', payMiddleware(offlinePay()));
+      a.options('/pay/widget-token', (_req, res) => void res.status(204).end()); // the app's own CORS preflight
+    });
+    try {
+      expect((await app.send({ method: 'OPTIONS', path: '/widget-token' })).status).toBe(204);
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 describe('Express: a form body behind express.urlencoded()', () => {

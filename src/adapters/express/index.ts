@@ -15,7 +15,7 @@ export function payMiddleware(payOrOptions?: Pay | PayOptions): RequestHandler {
   const pay = resolvePay(payOrOptions);
   return async function paywidget(req: Request, res: Response, next: NextFunction) {
     // req.path is relative to the mount path in Express 4 and 5.
-    if (!pay.matches(req.method, req.path)) return next(mountedOnARoute(pay, req));
+    if (!pay.matches(req.method, req.path)) return next(mountedOnARoute(pay, req, paywidget));
     const response = await handleNodeRequest(pay, req, res, req.path, EXPRESS);
     if (response === null) return next();
     sendPayResponse(res, response);
@@ -28,8 +28,10 @@ export function payMiddleware(payOrOptions?: Pay | PayOptions): RequestHandler {
  * (`app.use('/pay/webhooks', …)` sees '/'). Passed to next(), so Express answers 500 and logs the fix, rather
  * than a 404 a webhook sender may give up on. Undefined for a path that is simply not the library's.
  */
-function mountedOnARoute(pay: Pay, req: Request): PayError | undefined {
-  const route = (req as { route?: { path?: unknown } }).route;
+function mountedOnARoute(pay: Pay, req: Request, self: RequestHandler): PayError | undefined {
+  // req.route is left set by any route handler an earlier match ran (that called next()): ours only if it holds us.
+  const candidate = (req as { route?: { path?: unknown; stack?: { handle?: unknown }[] } }).route;
+  const route = candidate?.stack?.some((layer) => layer.handle === self) ? candidate : undefined;
   const at = typeof route?.path === 'string' ? route.path : req.path === '/' ? req.baseUrl : undefined;
   if (at === undefined) return undefined;
   const own = pay.routes.find((candidate) => !candidate.path.includes(':') && at.endsWith(candidate.path));
