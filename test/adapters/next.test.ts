@@ -344,6 +344,12 @@ describe.each([
     expect(thrown).toMatchObject({ code: 'CONFIG_INVALID', message: `paywidget-server: the catch-all segment of this route is named 'slug', not 'path', so ${factory} finds no path in it and no route of the library can be reached. Pass its name: ${factory}(pay, { param: "slug" }).` });
   });
 
+  it('under [...slug], for a path that is one of its routes (webhooks), names that segment too, not a page without a catch-all', async () => {
+    const { response, thrown } = await send(pay, 'webhooks', { slug: ['webhooks'] });
+    expect(response.status).toBe(500);
+    expect((thrown as Error).message).toContain(`named 'slug', not 'path'`);
+  });
+
   it('under a plain dynamic segment of the same name higher up ([path]/pay/[...rest]), names the catch-all, not "no route at /shop1"', async () => {
     const { response, thrown } = await send(pay, 'shop1/pay/payments', { path: 'shop1', rest: ['payments'] });
     expect(response.status).toBe(500);

@@ -30,7 +30,8 @@ export function createPagesHandler(payOrOptions?: Pay | PayOptions, { param = 'p
   return async function paywidgetPagesHandler(req: PagesRequest, res: ServerResponse): Promise<void> {
     // Exported from an App Router route file, it gets a Fetch Request (and a context), not Node's req and res.
     if (typeof (req as { headers?: { get?: unknown } } | undefined)?.headers?.get === 'function') throw notNodeRequest();
-    if (req.query[param] === undefined && endsInARoute(pay, req.url)) throw noCatchAllPage(param);
+    // No catch-all segment at all: none of the query's values is a catch-all's array (else notARoute names it).
+    if (req.query[param] === undefined && !Object.values(req.query).some(Array.isArray) && endsInARoute(pay, req.url)) throw noCatchAllPage(param);
     const { handleNodeRequest, sendPayResponse } = await (nodeBridge ??= import('../node/index.js'));
     sendPayResponse(res, (await handleNodeRequest(pay, req, res, catchAllPath(req.query[param]), NEXT_PAGES)) ?? notARoute(pay, req.method ?? 'GET', req.query, catchAll));
   };
