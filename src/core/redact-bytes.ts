@@ -38,8 +38,9 @@ function redactOne(bytes: Uint8Array, chars: readonly SecretChar[]): Uint8Array 
   try {
     return replaceMatches(match);
   } catch (error) {
-    // A body the search could not finish within its steps is not passed on in any part: it may hold the secret.
-    if (error === SEARCH_TOO_LONG) return REDACTED;
+    // A body the search could not finish within its steps, or its stack (one frame a character of a secret of
+    // thousands), is not passed on in any part: it may hold the secret.
+    if (error === SEARCH_TOO_LONG || error instanceof RangeError) return REDACTED;
     throw error;
   }
 }
