@@ -26,9 +26,10 @@ export interface WebhookOptions {
    * The event id inside the signed payload, which X-Pay-Event-Id (not covered by the signature) must equal, else
    * 400 WEBHOOK_EVENT_ID_MISMATCH: a captured delivery sent first under another event id would otherwise run twice,
    * and the real event be taken for a duplicate. Default: the payload's `id` field (a string, or a whole number);
-   * no check when it answers undefined, so `() => undefined` switches it off.
+   * no check when it answers undefined (or null, or ''), so `() => undefined` switches it off. A whole number is
+   * read as its digits; the header matches too when HTTP reshaped it (UTF-8 read as Latin-1, spaces trimmed).
    */
-  payloadEventId?: (payload: unknown) => string | undefined;
+  payloadEventId?: (payload: unknown) => string | number | null | undefined;
   /**
    * For serverless functions, which are frozen once they answer: handed each claim write the library
    * retries after answering (a done mark that failed on a store blip), so the platform keeps the function
@@ -46,7 +47,7 @@ export interface WebhookPolicy {
   /** How long a signature is remembered by the replay guard: at least the whole window a signature is accepted in. */
   signatureRetentionMs: number;
   eventType: (payload: unknown) => string | undefined;
-  payloadEventId: (payload: unknown) => string | undefined;
+  payloadEventId: (payload: unknown) => unknown;
   waitUntil: ((work: Promise<unknown>) => void) | undefined;
 }
 
@@ -65,7 +66,7 @@ const schema = z.object({
   // A running delivery renews its lease on a timer every lease/3, which Node fires after 1 ms past its longest delay.
   leaseMs: positiveMs.default(15_000),
   eventType: z.custom<(payload: unknown) => string | undefined>((v) => typeof v === 'function', 'must be a function (payload) => string | undefined').optional(),
-  payloadEventId: z.custom<(payload: unknown) => string | undefined>((v) => typeof v === 'function', 'must be a function (payload) => string | undefined, such as () => undefined to switch the check off').optional(),
+  payloadEventId: z.custom<(payload: unknown) => string | number | null | undefined>((v) => typeof v === 'function', 'must be a function (payload) => string | undefined, such as () => undefined to switch the check off').optional(),
   waitUntil: z.custom<(work: Promise<unknown>) => void>((v) => typeof v === 'function', "must be a function (work: Promise) => void, such as waitUntil from '@vercel/functions'").optional(),
 });
 

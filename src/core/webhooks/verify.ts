@@ -27,7 +27,10 @@ export interface VerifyInput {
 
 /** A delivery whose signature and timestamp checked out. */
 export interface VerifiedWebhook {
-  /** X-Pay-Event-Id. Not covered by the signature: deduplicate on it, never trust it alone. */
+  /**
+   * The event id: the signed payload's (`webhooks.payloadEventId`), which X-Pay-Event-Id matched; X-Pay-Event-Id
+   * itself when the payload carries none, and then not covered by the signature. Deduplicate on it.
+   */
   eventId: string;
   /** X-Pay-Timestamp, Unix seconds. */
   timestamp: number;
@@ -49,8 +52,8 @@ export interface VerifyPolicy {
   /** Clock in milliseconds. */
   now: () => number;
   secretCount: number;
-  /** The event id the signed payload carries, which the unsigned X-Pay-Event-Id must equal; undefined: none to check against. */
-  payloadEventId: (payload: unknown) => string | undefined;
+  /** The event id the signed payload carries (read by eventIdOf), which X-Pay-Event-Id must match; none: nothing to check against. */
+  payloadEventId: (payload: unknown) => unknown;
 }
 
 const SIGNATURE = /^[0-9a-f]{64}$/;
