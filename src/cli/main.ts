@@ -5,7 +5,7 @@ import { reconcileCommand } from './commands/reconcile.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { forTheShell } from './for-the-shell.js';
 import { EXIT, ExitError, UsageError, write, type CliIo, type Command } from './io.js';
-import { upstreamAnswer } from './upstream-answer.js';
+import { escapeControls, upstreamAnswer } from './upstream-answer.js';
 
 /**
  * The command tree. Later commands register here: `payments` (with `reconcile <id>`) and a top-level
@@ -77,7 +77,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     // Any other failure (a position that could not be saved on the way out) is still worth saying.
     const interrupted = io.signal?.aborted === true;
     const message = interrupted && isAbort(error, io.signal!) ? 'interrupted.'
-      : error instanceof PayError ? `${forTheShell(error.message)} [${error.code}]${answerLine(error)}`
+      // Escaped: a message may quote what a service answered (Magento's words), which must not drive the terminal.
+      : error instanceof PayError ? `${escapeControls(forTheShell(error.message))} [${error.code}]${answerLine(error)}`
       : `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
     await write(io.stderr, `${path}: ${message}\n`);
     return interrupted ? EXIT.interrupted : EXIT.failed;

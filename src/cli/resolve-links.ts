@@ -17,7 +17,8 @@ export async function resolveLinks(file: string): Promise<string> {
     if (real !== undefined) return real;
     const target = await readlink(path).catch(() => undefined);
     if (target === undefined) break; // not a link: a file not there yet
-    path = resolve(dirname(path), target);
+    // Relative to the link's real directory, as the kernel reads it: through a linked directory, '..' is its parent.
+    path = resolve(await realpath(dirname(path)).catch(() => dirname(path)), target);
   }
   const directory = await realpath(dirname(path)).catch(() => dirname(path));
   return join(directory, basename(path));

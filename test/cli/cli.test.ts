@@ -616,6 +616,24 @@ describe('paywidget CLI', () => {
       expect(result.stderr).toMatch(/--out names the checkpoint( file|'s lock): the orders would be written over the saved position/);
     }
     expect(await readFile(checkpoint, 'utf8')).toBe(saved);
+    // A link to a checkpoint not written yet (or to its lock) is no file to compare: it is refused by where it leads.
+    const fresh = join(dir, 'fresh.json');
+    await symlink(fresh, join(dir, 'to-fresh.json'));
+    await symlink(`${fresh}.lock`, join(dir, 'to-fresh-lock'));
+    for (const out of [join(dir, 'to-fresh.json'), join(dir, 'to-fresh-lock')]) {
+      const result = await run(['orders', 'sync', '--checkpoint', fresh, '--out', out]);
+      expect([out, result.code]).toEqual([out, 2]);
+    }
+  });
+
+  it('escapes the terminal controls of a message that quotes the platform (Magento\'s words), keeping its text', async () => {
+    const body = JSON.stringify({ message: 'bad \u001b[2J\u001b[31mcleared %1', parameters: ['\u001b]0;title\u0007'] });
+    const fault = sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders/:id', status: 400, headers: { 'content-type': 'application/json' }, body });
+    const result = await run(['orders', 'get', '1']);
+    sb.commerce.faults.remove(fault);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('bad \\u001b[2J\\u001b[31mcleared \\u001b]0;title\\u0007');
+    expect(result.stderr).not.toMatch(/[\u001b\u0007]/);
   });
 
   it('says so when the checkpoint\'s directory does not exist, instead of an unexpected error about its lock', async () => {

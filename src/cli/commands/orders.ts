@@ -128,8 +128,10 @@ ${ENVIRONMENT}`,
     if (values.checkpoint !== undefined) values.checkpoint = await resolveLinks(values.checkpoint);
 
     if (values.out !== undefined && values.checkpoint !== undefined) {
+      // Through its links too: a link to a checkpoint not written yet is no file stat() can compare.
+      const out = await resolveLinks(values.out);
       for (const [taken, what] of [[values.checkpoint, 'the checkpoint file'], [`${values.checkpoint}.lock`, 'the checkpoint\'s lock']] as const) {
-        if (await sameFile(values.out, taken)) throw new UsageError(`--out names ${what}: the orders would be written over the saved position. Give --out a file of its own.`, path);
+        if (out === taken || await sameFile(values.out, taken)) throw new UsageError(`--out names ${what}: the orders would be written over the saved position. Give --out a file of its own.`, path);
       }
     }
 
