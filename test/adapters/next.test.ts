@@ -364,6 +364,22 @@ describe.each([
   });
 });
 
+describe('Next Pages Router: a query key sent twice at the mount of [[...path]]', () => {
+  it('is the query string\'s, not a catch-all segment: a 404 saying there is no route there, not a 500', async () => {
+    const page = { default: createPagesHandler(offlinePay()), config: { api: { bodyParser: false } } };
+    // Next merges the query string into req.query: ?x=1&x=2 is an array there, as a catch-all's segments are.
+    const server = createServer((req, res) => void apiResolver(req, res, { x: ['1', '2'] }, page, { previewModeId: '', previewModeEncryptionKey: '', previewModeSigningKey: '', dev: false }, false));
+    const app = await listen(server, '/api/pay');
+    try {
+      const answer = await app.send({ method: 'GET', path: '/?x=1&x=2' });
+      expect(answer.status).toBe(404);
+      expect(JSON.parse(answer.text).error).toMatchObject({ code: 'NOT_FOUND' });
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('Next Pages Router: createPagesHandler in a page with no catch-all segment (pages/api/pay/webhooks.ts)', () => {
   it('throws CONFIG_INVALID naming the catch-all page, for Next to log and answer 500, not a 404 "no route at /" that a sender may give up on', async () => {
     const page = { default: createPagesHandler(offlinePay()), config: { api: { bodyParser: false } } };

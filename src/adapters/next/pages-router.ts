@@ -30,11 +30,18 @@ export function createPagesHandler(payOrOptions?: Pay | PayOptions, { param = 'p
   return async function paywidgetPagesHandler(req: PagesRequest, res: ServerResponse): Promise<void> {
     // Exported from an App Router route file, it gets a Fetch Request (and a context), not Node's req and res.
     if (typeof (req as { headers?: { get?: unknown } } | undefined)?.headers?.get === 'function') throw notNodeRequest();
-    // No catch-all segment at all: none of the query's values is a catch-all's array (else notARoute names it).
-    if (req.query[param] === undefined && !Object.values(req.query).some(Array.isArray) && endsInARoute(pay, req.url)) throw noCatchAllPage(param);
+    const segments = segmentParams(req);
+    // No catch-all segment at all: none of the segments' values is a catch-all's array (else notARoute names it).
+    if (req.query[param] === undefined && !Object.values(segments).some(Array.isArray) && endsInARoute(pay, req.url)) throw noCatchAllPage(param);
     const { handleNodeRequest, sendPayResponse } = await (nodeBridge ??= import('../node/index.js'));
-    sendPayResponse(res, (await handleNodeRequest(pay, req, res, catchAllPath(req.query[param]), NEXT_PAGES)) ?? notARoute(pay, req.method ?? 'GET', req.query, catchAll));
+    sendPayResponse(res, (await handleNodeRequest(pay, req, res, catchAllPath(req.query[param]), NEXT_PAGES)) ?? notARoute(pay, req.method ?? 'GET', { ...segments, [param]: req.query[param] }, catchAll));
   };
+}
+
+/** `req.query` without the query string's keys: what Next took from the page's dynamic segments (a repeated ?x=1&x=2 is an array too). */
+function segmentParams(req: PagesRequest): Record<string, unknown> {
+  const search = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+  return Object.fromEntries(Object.entries(req.query).filter(([key]) => !search.has(key)));
 }
 
 /**
