@@ -35,7 +35,8 @@ const verified: WebhookEvent[] = [];
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH).`);
-  sandbox = await startSandbox();
+  // A card payment's outcome, unknown after 4 s: the needsReconciliation path without waiting half a minute.
+  sandbox = await startSandbox({ widgetPollBudgetMs: 4_000 });
   pay = createPay({
     payment: { apiUrl: sandbox.paymentUrl, merchantId: sandbox.merchantId, apiKey: sandbox.apiKey, webhookSecret: sandbox.webhookSecret },
     resolveCheckout: ({ body }) => checkoutFor(body, pay.payments),
@@ -177,6 +178,23 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
     await expect(outcome('error').textContent()).resolves.toBe('The payment form could not be shown. Please try again in a moment.');
     expect(await page.locator('#retry').isVisible()).toBe(true);
     expect(await page.locator(WIDGET).count()).toBe(0);
+  }, 30_000);
+
+  it('reports needsReconciliation within its budget when the status call hangs, and offers no retry', async () => {
+    // The card payment stays processing, so the widget polls; and every status call hangs.
+    sandbox.payments.setConfirmDelay(Infinity);
+    const hang = sandbox.faults.inject({ route: 'GET /api/v1/payments/:id/status', hang: true, times: Infinity });
+    try {
+      const order = freshOrder('1001');
+      const frame = await openCheckout(`orderId=${order}`);
+      await payWithCard(frame, sandbox.testCards.succeeds);
+      await outcome('pending').waitFor({ timeout: 15_000 });
+      await expect(outcome('pending').textContent()).resolves.toContain('We could not confirm your payment yet');
+      expect(await page.locator('#retry').isVisible()).toBe(false);
+    } finally {
+      sandbox.faults.remove(hang);
+      sandbox.payments.setConfirmDelay(0);
+    }
   }, 30_000);
 
   it('shows the amount with the currency\'s ISO 4217 digits, where Intl counts others (HUF 2, not 0; IQD 3, not 0)', async () => {

@@ -76,7 +76,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     await server.close();
     throw error;
   });
-  const widget = await startWidgetHost(baseUrl, options.widgetPort ?? 0).catch(async (error: unknown) => {
+  const widget = await startWidgetHost(baseUrl, options.widgetPort ?? 0, options.widgetPollBudgetMs).catch(async (error: unknown) => {
     await Promise.all([server.close(), commerce.close()]);
     throw error;
   });

@@ -37,6 +37,12 @@ export interface SandboxOptions {
    * too if your payment service follows the document to the letter.
    */
   statusAcceptsMerchantCredentials?: boolean | undefined;
+  /**
+   * How long the widget polls a card payment's status before it reports `needsReconciliation` (default 30 s, as a
+   * widget would): shorter, a browser test of that path does not wait half a minute. Each poll is cut off at what
+   * is left of it, so a status call that hangs ends in `needsReconciliation` too.
+   */
+  widgetPollBudgetMs?: number | undefined;
   /** Whether lookup offers pay by bank and `/api/v1/checkout` accepts it. Default true. */
   payByBankEligible?: boolean | undefined;
   /** The commerce platform started beside the payment service (generated orders, admin login, quirks). */

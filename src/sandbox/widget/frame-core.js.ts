@@ -42,18 +42,23 @@ export const FRAME_CORE_JS = String.raw`/* PayWidget sandbox frame, /widget/v1 *
   }
   new ResizeObserver(reportSize).observe(document.documentElement);
 
-  /** One call to the payment API: { ok, status, data, code, message }; a network failure gives status 0. */
-  async function api(method, path, body, bearer) {
+  /**
+   * One call to the payment API: { ok, status, data, code, message }; a network failure, or no answer within
+   * timeoutMs (default 30 s), gives status 0.
+   */
+  async function api(method, path, body, bearer, timeoutMs) {
     const headers = {};
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (bearer) headers.authorization = 'Bearer ' + bearer;
     let response;
+    let data;
     try {
-      response = await fetch(apiUrl + path, { method: method, headers: headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
+      const signal = AbortSignal.timeout(Math.max(1, timeoutMs || 30000));
+      response = await fetch(apiUrl + path, { method: method, headers: headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit', cache: 'no-store', signal: signal });
+      data = await response.json().catch(() => null);
     } catch (error) {
       return { ok: false, status: 0, data: null, code: 'network_error', message: 'Could not reach the payment service. Check your connection and try again.' };
     }
-    const data = await response.json().catch(() => null);
     const error = (data && data.error) || {};
     return { ok: response.ok, status: response.status, data: data, code: error.code, message: error.message };
   }
@@ -69,7 +74,8 @@ export const FRAME_CORE_JS = String.raw`/* PayWidget sandbox frame, /widget/v1 *
     const end = Date.now() + budgetMs;
     let delay = 200;
     for (;;) {
-      const r = await api('GET', '/api/v1/payments/' + encodeURIComponent(paymentId) + '/status', undefined, clientToken);
+      // Cut off at what is left of the budget: a status call that hangs must not outlast it.
+      const r = await api('GET', '/api/v1/payments/' + encodeURIComponent(paymentId) + '/status', undefined, clientToken, end - Date.now());
       const status = r.ok && r.data ? r.data.status : undefined;
       if (SUCCEEDED.includes(status)) return { outcome: 'succeeded' };
       if (FAILED.includes(status)) return { outcome: 'failed', code: r.data.decline_code || status };

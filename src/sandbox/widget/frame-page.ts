@@ -1,7 +1,8 @@
 import { escapeHtml } from '../shared/http.js';
 
-/** The frame's page: no inline script; the payment API URL is the one thing that varies per sandbox. */
-export function framePage(apiUrl: string): string {
+/** The frame's page: no inline script; the payment API URL (and the poll budget, when set) vary per sandbox. */
+export function framePage(apiUrl: string, pollBudgetMs?: number): string {
+  const budget = pollBudgetMs === undefined ? '' : ` data-poll-budget-ms="${escapeHtml(String(pollBudgetMs))}"`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -10,7 +11,7 @@ export function framePage(apiUrl: string): string {
 <title>Payment</title>
 <link rel="stylesheet" href="frame.css">
 </head>
-<body data-api-url="${escapeHtml(apiUrl)}">
+<body data-api-url="${escapeHtml(apiUrl)}"${budget}>
 <main id="app"></main>
 <script src="frame-core.js"></script>
 <script src="frame.js"></script>

@@ -27,7 +27,7 @@ interface Asset {
   headers?: Record<string, string>;
 }
 
-function assets(apiUrl: string, widgetUrl: string): Map<string, Asset> {
+function assets(apiUrl: string, widgetUrl: string, pollBudgetMs: number | undefined): Map<string, Asset> {
   const js = 'text/javascript; charset=utf-8';
   // Loaded with crossorigin="anonymous" from the merchant's page: CORS is what lets the browser check the integrity.
   const cors = { 'access-control-allow-origin': '*' };
@@ -35,7 +35,7 @@ function assets(apiUrl: string, widgetUrl: string): Map<string, Asset> {
   return new Map<string, Asset>([
     [WIDGET_SCRIPT_PATH, { type: js, body: LOADER_BYTES, headers: cors }],
     [WIDGET_INTEGRITY_PATH, { type: 'application/json; charset=utf-8', body: Buffer.from(integrity), headers: cors }],
-    ['/widget/v1/frame.html', { type: 'text/html; charset=utf-8', body: Buffer.from(framePage(apiUrl)), headers: { 'content-security-policy': frameCsp(apiUrl) } }],
+    ['/widget/v1/frame.html', { type: 'text/html; charset=utf-8', body: Buffer.from(framePage(apiUrl, pollBudgetMs)), headers: { 'content-security-policy': frameCsp(apiUrl) } }],
     ['/widget/v1/frame-core.js', { type: js, body: Buffer.from(FRAME_CORE_JS) }],
     ['/widget/v1/frame.js', { type: js, body: Buffer.from(FRAME_JS) }],
     ['/widget/v1/frame.css', { type: 'text/css; charset=utf-8', body: Buffer.from(FRAME_CSS) }],
@@ -51,7 +51,7 @@ function answer(req: IncomingMessage, res: ServerResponse, status: number, heade
  * The sandbox's widget host, on its own port (the document: the script host differs from the API host).
  * Serves the loader, its published integrity and the frame the loader mounts; the frame calls `apiUrl`.
  */
-export async function startWidgetHost(apiUrl: string, port = 0): Promise<WidgetHost> {
+export async function startWidgetHost(apiUrl: string, port = 0, pollBudgetMs?: number): Promise<WidgetHost> {
   let files = new Map<string, Asset>();
   const server = createServer((req, res) => {
     let path: string;
@@ -76,7 +76,7 @@ export async function startWidgetHost(apiUrl: string, port = 0): Promise<WidgetH
     });
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  files = assets(apiUrl, url);
+  files = assets(apiUrl, url, pollBudgetMs);
   let closing: Promise<void> | undefined;
   return {
     url,
