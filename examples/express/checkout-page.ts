@@ -14,7 +14,8 @@ export function checkoutPage(options: Omit<WidgetScriptTagOptions, 'nonce'> = {}
     const nonce = typeof res.locals.cspNonce === 'string' && res.locals.cspNonce !== '' ? res.locals.cspNonce : undefined;
     let scriptTag: string;
     try {
-      scriptTag = widgetScriptTag({ ...options, nonce });
+      // async: a widget host that hangs leaves this page shown (and saying so), not blank.
+      scriptTag = widgetScriptTag({ ...options, nonce, async: true });
     } catch (error) {
       const message = error instanceof PayError ? error.message : 'The widget script tag could not be built.';
       res.status(500).type('text/plain').send(`${message}\n`);
@@ -216,7 +217,22 @@ ${scriptTag}
   }
 
   retry.addEventListener('click', start);
-  start();
+  // The widget script loads async: start once it ran, or failed (start then says so), or after 10 s of nothing.
+  const loader = document.querySelector('script[src$="/widget/v1/paywidget.js"]');
+  if (typeof PayWidget !== 'undefined' || !loader) {
+    start();
+  } else {
+    let started = false;
+    const startOnce = () => {
+      if (started) return;
+      started = true;
+      start();
+    };
+    loader.addEventListener('load', startOnce);
+    loader.addEventListener('error', startOnce);
+    show('Loading the payment form…', 'loading');
+    setTimeout(startOnce, 10000);
+  }
 </script>
 </body>
 </html>

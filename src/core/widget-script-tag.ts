@@ -16,6 +16,11 @@ export interface WidgetScriptTagOptions {
   apiUrl?: string | undefined;
   /** A CSP nonce for the `<script>` tag, if your page's Content-Security-Policy uses one. */
   nonce?: string | undefined;
+  /**
+   * Loads the script without holding up the page (`async`): a widget host that hangs leaves the page shown,
+   * not blank. The page then starts the widget on the tag's `load` event (`PayWidget` is undefined before).
+   */
+  async?: boolean | undefined;
   /** Where the fallbacks are read; `process.env` by default. */
   env?: Record<string, string | undefined>;
 }
@@ -77,5 +82,5 @@ export function widgetScriptTag(options: WidgetScriptTagOptions = {}): string {
     ['crossorigin', 'anonymous'],
   ];
   if (options.nonce !== undefined) attributes.push(['nonce', options.nonce]);
-  return `<script ${attributes.map(([name, v]) => `${name}="${escapeAttribute(v)}"`).join(' ')}></script>`;
+  return `<script ${attributes.map(([name, v]) => `${name}="${escapeAttribute(v)}"`).join(' ')}${options.async === true ? ' async' : ''}></script>`;
 }

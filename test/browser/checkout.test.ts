@@ -153,6 +153,16 @@ describe('checkout page with the sandbox widget, in Chromium', () => {
     expect(mints).toEqual([]);
   });
 
+  it('shows the page while the widget host hangs, and after 10 s says the widget could not be loaded', async () => {
+    await page.route('**/widget/v1/paywidget.js', () => {}); // never answered
+    await page.goto(`${appUrl}/checkout?orderId=${freshOrder('1001')}`, { waitUntil: 'domcontentloaded' });
+    // Not blank: the page is there, saying what it waits for (a parser-blocking script would hold it all back).
+    await expect(page.locator('h1').textContent()).resolves.toBe('Checkout');
+    await expect(outcome('loading').textContent()).resolves.toBe('Loading the payment form…');
+    await outcome('error').waitFor({ timeout: 15_000 });
+    expect(await page.locator('#outcome').textContent()).toContain('The payment widget could not be loaded');
+  }, 30_000);
+
   it('reports a payment it saw succeed, so with its webhook late a reload or the back button offers no second payment', async () => {
     sandbox.setWebhookUrl(undefined); // the backend is not told by webhook, for now
     try {

@@ -15,6 +15,12 @@ describe('widgetScriptTag', () => {
     expect(widgetScriptTag({ ...base, widgetHost: 'https://widget.pay.example/' })).toContain('src="https://widget.pay.example/widget/v1/paywidget.js"');
   });
 
+  it('with { async: true }, loads without holding up the page', () => {
+    expect(widgetScriptTag({ ...base, async: true })).toBe(
+      `<script src="https://widget.pay.example/widget/v1/paywidget.js" integrity="${integrity}" crossorigin="anonymous" async></script>`,
+    );
+  });
+
   it('HTML-escapes its attributes', () => {
     const tag = widgetScriptTag({ ...base, nonce: `"><script>alert('x')</script>&` });
     expect(tag).toContain('nonce="&#34;&#62;&#60;script&#62;alert(&#39;x&#39;)&#60;/script&#62;&#38;"');
