@@ -64,12 +64,12 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return await command.run!(rest, io, path);
   } catch (error) {
     if (error instanceof UsageError) {
-      await write(io.stderr, `${error.command}: ${error.message}\nRun '${error.command} --help' for usage.\n`);
+      await write(io.stderr, `${error.command}: ${escapeControls(error.message)}\nRun '${error.command} --help' for usage.\n`);
       return EXIT.usage;
     }
     if ((error as NodeJS.ErrnoException).code === 'EPIPE') return EXIT.ok; // the reader went away (| head)
     if (error instanceof ExitError) {
-      await write(io.stderr, `${path}: ${error.message}\n`);
+      await write(io.stderr, `${path}: ${escapeControls(error.message)}\n`);
       // A position that could not be saved on the way out of a Ctrl-C: said, but the run was still interrupted.
       return io.signal?.aborted ? EXIT.interrupted : error.exitCode;
     }
@@ -79,7 +79,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     const message = interrupted && isAbort(error, io.signal!) ? 'interrupted.'
       // Escaped: a message may quote what a service answered (Magento's words), which must not drive the terminal.
       : error instanceof PayError ? `${escapeControls(forTheShell(error.message))} [${error.code}]${answerLine(error)}`
-      : `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
+      : `unexpected error: ${escapeControls(error instanceof Error ? error.message : String(error))}`;
     await write(io.stderr, `${path}: ${message}\n`);
     return interrupted ? EXIT.interrupted : EXIT.failed;
   }

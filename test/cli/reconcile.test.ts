@@ -97,6 +97,20 @@ describe('paywidget payments reconcile', () => {
     expect(help.stdout).toMatch(/merchant credentials[\s\S]*Exit codes: 0 confirmed, 3 failed, 4 still unresolved/);
   });
 
+  it('escapes the service\'s words it prints (a status, an order id, a payment id in an error): they must not drive the terminal', async () => {
+    const id = 'pay_escaped_1';
+    const weird = sb.faults.inject({ route: `GET /api/v1/payments/${id}/status`, status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ payment_id: id, status: '\u001b]0;t\u0007weird', order_id: '\u001b[2Jord' }) });
+    const shown = await run(['payments', 'reconcile', id, '--budget', '0']);
+    sb.faults.remove(weird);
+    expect(shown.stdout).toContain('\\u001b]0;t\\u0007weird');
+    expect(shown.stdout).toContain('\\u001b[2Jord');
+    const other = sb.faults.inject({ route: `GET /api/v1/payments/${id}/status`, status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ payment_id: '\u001b[2Jx', status: 'pending' }) });
+    const mixed = await run(['payments', 'reconcile', id, '--budget', '0']);
+    sb.faults.remove(other);
+    expect(mixed.stderr).toContain('\\u001b[2Jx');
+    for (const output of [shown.stdout, shown.stderr, mixed.stdout, mixed.stderr]) expect(output.includes('\u001b') || output.includes('\u0007')).toBe(false);
+  });
+
   it('shows what the service answered with its refusal, on one line, terminal controls and the API key left out', async () => {
     const paid = sb.payments.create({ amount: 1999, currency: 'EUR', orderId: 'o-refused', status: 'succeeded' });
     const body = `{"error":"invalid_merchant",\n "message":"merchant \u001b[31mblocked\u001b[0m",\n "echo":"${sb.apiKey}"}`;

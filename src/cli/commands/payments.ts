@@ -4,6 +4,7 @@ import { isPaymentId } from '../../core/payments/status.js';
 import type { ReconcileResult } from '../../core/payments/reconcile.js';
 import type { PruneLedgerReport } from '../../core/payments/prune-ledger.js';
 import { forTheShell } from '../for-the-shell.js';
+import { escapeControls } from '../upstream-answer.js';
 import { sharedStores } from '../shared-stores.js';
 import { silentLogger } from '../../core/logger.js';
 import { commandGroup, EXIT, parse, UsageError, wholeNumber, write, writeVerdict, type Command, printHelp, warnOn } from '../io.js';
@@ -29,13 +30,14 @@ export function money(amount: number | undefined, currency: string | undefined):
 }
 
 function describeResult(result: ReconcileResult): string {
+  // The service's words (its status, the order id it sent) are escaped: they must not drive the terminal.
   return formatPairs([
-    ['payment', result.paymentId],
-    ['status', result.status ?? '(unknown: the service could not be read)'],
+    ['payment', escapeControls(result.paymentId)],
+    ['status', result.status === null ? '(unknown: the service could not be read)' : escapeControls(result.status)],
     ['outcome', result.outcome],
     ['source', result.source ?? '-'],
-    ...(result.orderId === undefined ? [] : [['order', result.orderId] as const]),
-    ...(result.amount === undefined && result.currency === undefined ? [] : [['amount', money(result.amount, result.currency)] as const]),
+    ...(result.orderId === undefined ? [] : [['order', escapeControls(result.orderId)] as const]),
+    ...(result.amount === undefined && result.currency === undefined ? [] : [['amount', escapeControls(money(result.amount, result.currency))] as const]),
   ]);
 }
 
@@ -79,7 +81,7 @@ ${PAYMENT_ENVIRONMENT}`,
     }
     await writeVerdict(io.stdout, values.json ? `${JSON.stringify(result, null, 2)}\n` : `${describeResult(result)}\n`);
     // Why nothing was learned (PAY_API_URL pointing nowhere, say): else it reads like a payment still pending.
-    if (result.lastError) await write(io.stderr, `${path}: the payment service could not be read: ${forTheShell(result.lastError.message)} [${result.lastError.code}]\n`);
+    if (result.lastError) await write(io.stderr, `${path}: the payment service could not be read: ${escapeControls(forTheShell(result.lastError.message))} [${result.lastError.code}]\n`);
     // A verdict reached stands, even if Ctrl-C came while it was read.
     if (result.outcome === 'confirmed') return EXIT.ok;
     if (result.outcome === 'failed') return RECONCILE_EXIT.paymentFailed;
