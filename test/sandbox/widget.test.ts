@@ -51,6 +51,19 @@ describe('sandbox widget host', () => {
     expect((await call(`${sb.widgetUrl}/widget/v2/paywidget.js`)).status).toBe(404);
     expect((await call(`${sb.widgetUrl}/widget/v1/paywidget.js`, { method: 'POST', body: {} })).status).toBe(405);
   });
+
+  it('hands the frame widgetPollBudgetMs when set, and refuses one no browser timer can hold', async () => {
+    expect((await call(`${sb.widgetUrl}/widget/v1/frame.html?origin=http://127.0.0.1:1`)).text).not.toContain('data-poll-budget-ms');
+    const short = await startSandbox({ widgetPollBudgetMs: 2_000 });
+    try {
+      expect((await call(`${short.widgetUrl}/widget/v1/frame.html?origin=http://127.0.0.1:1`)).text).toContain('data-poll-budget-ms="2000"');
+    } finally {
+      await short.close();
+    }
+    for (const bad of [0, -1, 1.5, Infinity, Number.NaN, 2 ** 31]) {
+      await expect(startSandbox({ widgetPollBudgetMs: bad })).rejects.toThrow('widgetPollBudgetMs must be a whole number of milliseconds from 1 to 2147483647');
+    }
+  });
 });
 
 describe('sandbox payment API: CORS for the widget origin', () => {

@@ -26,8 +26,16 @@ function nonNegative(name: string, value: number): number {
   return value;
 }
 
+/** The widget's poll budget: a whole number of milliseconds a browser timer can hold (1 to 2^31 - 1). */
+function pollBudget(value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isSafeInteger(value) || value < 1 || value > 2 ** 31 - 1) throw new TypeError('widgetPollBudgetMs must be a whole number of milliseconds from 1 to 2147483647');
+  return value;
+}
+
 /** Starts the fake payment service on 127.0.0.1. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const widgetPollBudgetMs = pollBudget(options.widgetPollBudgetMs); // checked before anything is started
   const now = options.now ?? Date.now;
   const merchantId = options.merchantId ?? 'merchant_sandbox';
   const apiKey = options.apiKey ?? `sk_test_${randomBytes(16).toString('hex')}`;
@@ -76,7 +84,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     await server.close();
     throw error;
   });
-  const widget = await startWidgetHost(baseUrl, options.widgetPort ?? 0, options.widgetPollBudgetMs).catch(async (error: unknown) => {
+  const widget = await startWidgetHost(baseUrl, options.widgetPort ?? 0, widgetPollBudgetMs).catch(async (error: unknown) => {
     await Promise.all([server.close(), commerce.close()]);
     throw error;
   });

@@ -53,7 +53,8 @@ export const FRAME_CORE_JS = String.raw`/* PayWidget sandbox frame, /widget/v1 *
     let response;
     let data;
     try {
-      const signal = AbortSignal.timeout(Math.max(1, timeoutMs || 30000));
+      // At least 1 ms, at most what a browser timer holds: AbortSignal.timeout throws on Infinity.
+      const signal = AbortSignal.timeout(Math.min(Math.max(1, timeoutMs === undefined ? 30000 : timeoutMs), 2147483647));
       response = await fetch(apiUrl + path, { method: method, headers: headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit', cache: 'no-store', signal: signal });
       data = await response.json().catch(() => null);
     } catch (error) {

@@ -9,7 +9,7 @@ export const FRAME_JS = String.raw`/* PayWidget sandbox frame screens, /widget/v
   'use strict';
   const { api, poll, post, el, messageFor, formatAmount, init } = window.PayFrame;
   // A card payment without a challenge; the sandbox's widgetPollBudgetMs sets it for tests.
-  const CARD_BUDGET_MS = Number(document.body.getAttribute('data-poll-budget-ms')) || 30000;
+  const CARD_BUDGET_MS = document.body.hasAttribute('data-poll-budget-ms') ? Number(document.body.getAttribute('data-poll-budget-ms')) : 30000;
   const SHOPPER_BUDGET_MS = 10 * 60000; // while the shopper completes a 3DS challenge or the bank page
   const BANK_CLOSED_GRACE_MS = 5000; // bank window closed and still pending this long: abandoned
   const BRANDS = { visa: 'Visa', mastercard: 'Mastercard', amex: 'American Express' };
