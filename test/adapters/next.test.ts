@@ -364,6 +364,23 @@ describe.each([
   });
 });
 
+describe('Next Pages Router: a query key named like the catch-all, under [...slug]', () => {
+  it('does not hide the segment (Next\'s value wins over the query string\'s): the error still names the segment', async () => {
+    const page = { default: createPagesHandler(offlinePay()), config: { api: { bodyParser: false } } };
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const server = createServer((req, res) => void apiResolver(req, res, { slug: ['webhooks'] }, page, { previewModeId: '', previewModeEncryptionKey: '', previewModeSigningKey: '', dev: false }, false));
+    const app = await listen(server, '/api/pay');
+    try {
+      expect((await app.send({ method: 'POST', path: '/webhooks?slug=1', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(500);
+      const thrown = logged.mock.calls.flat().find((value) => value instanceof Error) as Error | undefined;
+      expect(thrown?.message).toContain("named 'slug', not 'path'");
+    } finally {
+      logged.mockRestore();
+      await app.close();
+    }
+  });
+});
+
 describe('Next Pages Router: a query key sent twice at the mount of [[...path]]', () => {
   it('is the query string\'s, not a catch-all segment: a 404 saying there is no route there, not a 500', async () => {
     const page = { default: createPagesHandler(offlinePay()), config: { api: { bodyParser: false } } };

@@ -38,10 +38,18 @@ export function createPagesHandler(payOrOptions?: Pay | PayOptions, { param = 'p
   };
 }
 
-/** `req.query` without the query string's keys: what Next took from the page's dynamic segments (a repeated ?x=1&x=2 is an array too). */
+/**
+ * `req.query` without what the query string put there: what Next took from the page's dynamic segments (a repeated
+ * ?x=1&x=2 is an array too). A segment's value wins over a query key of its name, so a key is left out only when
+ * the query string alone gives its value.
+ */
 function segmentParams(req: PagesRequest): Record<string, unknown> {
   const search = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
-  return Object.fromEntries(Object.entries(req.query).filter(([key]) => !search.has(key)));
+  const fromSearch = (key: string, value: unknown) => {
+    const sent = search.getAll(key);
+    return sent.length > 1 ? Array.isArray(value) && value.length === sent.length && value.every((v, i) => v === sent[i]) : sent.length === 1 && value === sent[0];
+  };
+  return Object.fromEntries(Object.entries(req.query).filter(([key, value]) => !fromSearch(key, value)));
 }
 
 /**
