@@ -43,17 +43,23 @@ export async function pruneLedger(deps: { ledger: Ledger; now: () => number; log
     const results = await Promise.all(ids.map((id) => ledger.forget(id, { kind: 'settled', updatedTo })));
     removed += results.filter(Boolean).length;
   };
+  // By last change, then by first seen: a Redis ledger written before the index by updatedAt existed (or by an
+  // older instance during a rolling deploy) has its entries in the second only. Forgetting checks updatedAt
+  // itself, so an entry first seen long ago but changed since stays; one the first walk removed is not met again.
   for (const outcome of ['failed', 'confirmed'] as const) {
-    let batch: string[] = [];
-    for await (const entry of ledger.list({ outcome, updatedTo })) {
-      if (options.signal?.aborted) break;
-      batch.push(entry.paymentId);
-      if (batch.length === BATCH) {
-        await forget(batch);
-        batch = [];
+    for (const query of [{ outcome, updatedTo }, { outcome, firstSeenTo: updatedTo }]) {
+      let batch: string[] = [];
+      for await (const entry of ledger.list(query)) {
+        if (options.signal?.aborted) break;
+        if (entry.updatedAt > updatedTo) continue; // changed since: kept, and no forget sent for it
+        batch.push(entry.paymentId);
+        if (batch.length === BATCH) {
+          await forget(batch);
+          batch = [];
+        }
       }
+      await forget(batch);
     }
-    await forget(batch);
   }
   const complete = options.signal?.aborted !== true;
   logger.info({ removed, complete, updatedTo: new Date(updatedTo).toISOString() }, 'payment ledger pruned');

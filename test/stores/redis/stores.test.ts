@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPay } from 'paywidget-server';
 import { redisStores, RedisTimeoutError, type RedisClientLike } from 'paywidget-server/redis';
 import { advanceKeys, connectedRedis, deletePrefix, useRedisUrl } from '../../helpers/redis-server.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
@@ -300,6 +301,24 @@ describe('RedisLedgerStore', () => {
     // Written by another tool: the order id is read as U+FFFD, sent back as such, and never matches.
     await ioredis.hset(`${prefix}ledger:pay:p-bytes`, 'orderId', Buffer.from([0x6f, 0xff, 0x31]));
     await expect(ledger.forget('p-bytes', { kind: 'settled', updatedTo: 2_000 })).rejects.toThrow(`${prefix}ledger:pay:p-bytes holds an order id`);
+  });
+
+  it('lets pruneLedger remove an entry written before the index by last change existed (an older version, a rolling deploy)', async () => {
+    const prefix = `${runPrefix}${randomUUID()}:`;
+    const stores = redisStores(ioredis, { prefix });
+    const old = Date.now() - 90 * 86_400_000;
+    // As the version before the updatedAt index wrote it: the hash, the outcome set by first seen, the order's set.
+    await ioredis.hset(`${prefix}ledger:pay:p_legacy`, { paymentId: 'p_legacy', outcome: 'confirmed', status: 'succeeded', source: 'webhook', firstSeenAt: String(old), updatedAt: String(old), orderId: 'o_legacy' });
+    await ioredis.zadd(`${prefix}ledger:outcome:confirmed`, old, 'p_legacy');
+    await ioredis.sadd(`${prefix}ledger:order:o_legacy`, 'p_legacy');
+    // And one first seen as long ago, changed since: it stays.
+    await stores.ledger.record({ paymentId: 'p_recent', status: 'declined', outcome: 'failed', source: 'poll', at: old });
+    await stores.ledger.record({ paymentId: 'p_recent', status: 'succeeded', outcome: 'confirmed', source: 'webhook', at: Date.now() });
+    const pay = createPay({ env: {}, logger: captureLogger(), payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 's' }, stores });
+    expect(await pay.payments.pruneLedger({ olderThanMs: 30 * 86_400_000 })).toEqual({ removed: 1, complete: true });
+    expect(await stores.ledger.get('p_legacy')).toBeUndefined();
+    expect(await stores.ledger.byOrder('o_legacy')).toEqual([]);
+    expect(await stores.ledger.get('p_recent')).toMatchObject({ outcome: 'confirmed' });
   });
 
   it('leaves no key behind once every entry is forgotten, whatever outcomes it passed through', async () => {
