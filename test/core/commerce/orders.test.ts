@@ -1,3 +1,5 @@
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CommerceError, createPay } from 'paywidget-server';
 import type { Sandbox } from 'paywidget-server/sandbox';
@@ -224,6 +226,12 @@ describe('orders.search', () => {
       const error = await rejection(payFor(sb).orders.search({ pageSize: 100, currentPage: 2 }));
       expect([error.code, error.message]).toEqual(['UPSTREAM_INVALID_RESPONSE', expect.stringContaining(message)]);
     }
+    // On the first page, a smaller page size echoed is a cap the platform applied and said so: its orders are taken
+    // (paging by key goes on from the last one); a larger one is still refused.
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 200, body: echoing({ page_size: 50, current_page: 1 }) });
+    expect(await payFor(sb).orders.search({ pageSize: 100, currentPage: 1 })).toMatchObject({ search_criteria: { page_size: 50 } });
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 200, body: echoing({ page_size: 200, current_page: 1 }) });
+    expect((await rejection(payFor(sb).orders.search({ pageSize: 100, currentPage: 1 }))).message).toContain('sent pageSize 100 but the platform used 200');
     // The same echo as sent, in lower case: the same order.
     sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 200, body: echoing({ page_size: 100, current_page: 2, sort_orders: [{ field: 'entity_id', direction: 'asc' }] }) });
     expect(await payFor(sb).orders.search({ pageSize: 100, currentPage: 2 })).toMatchObject({ items: [], total_count: 0 });
@@ -249,6 +257,33 @@ describe('orders.search', () => {
     expect(formatMagentoMessage('No such entity with %fieldName = %fieldValue', { fieldName: 'id', fieldValue: 7 })).toBe('No such entity with id = 7');
     expect(formatMagentoMessage('%1 of %2 (%3)', ['a', 2])).toBe('a of 2 (%3)');
     expect(formatMagentoMessage('Providers: %active_providers', { active_providers: ['google', 'authy'] })).toBe('Providers: google, authy');
+  });
+});
+
+describe('orders.iterate behind a platform that caps the page size and says so in its echo', () => {
+  it('reads every order once, in order, from the smaller pages', async () => {
+    // A gateway in front of the platform that lowers searchCriteria[pageSize] past 50: the platform echoes 50.
+    const proxy = createServer((req, res) => {
+      const target = new URL(req.url!.replace(/searchCriteria%5BpageSize%5D=\d+|searchCriteria\[pageSize\]=\d+/, (m) => (Number(m.split('=')[1]) > 50 ? m.replace(/=\d+$/, '=50') : m)), sb.commerceUrl);
+      const upstream = httpRequest(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const viaProxy = payFor(sb, { commerce: { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` } });
+      const ids: number[] = [];
+      for await (const order of viaProxy.orders.iterate({ pageSize: 100 })) ids.push(order.entity_id);
+      const direct: number[] = [];
+      for await (const order of payFor(sb).orders.iterate({ pageSize: 100 })) direct.push(order.entity_id);
+      expect(ids).toEqual(direct);
+      expect(ids.length).toBeGreaterThan(100);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 });
 
