@@ -24,3 +24,17 @@ export function listenForAbort(signal: AbortSignal, listener: () => void): void 
   allowManyListeners(signal);
   signal.addEventListener('abort', listener, { once: true });
 }
+
+/**
+ * The promise's outcome, or the signal's reason as soon as it aborts (the promise goes on, its outcome unheard).
+ * The listener goes once the promise settles: the signal may outlive many such waits (a caller's, a shutdown's).
+ */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    listenForAbort(signal, onAbort);
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

@@ -1,4 +1,4 @@
-import { listenForAbort } from './abort-listeners.js';
+import { listenForAbort, untilAborted } from './abort-listeners.js';
 import type { HttpPolicy } from './config.js';
 import { PayError, UpstreamError } from './errors.js';
 import { jsonSyntaxCause } from './json-syntax-cause.js';
@@ -133,19 +133,11 @@ async function attemptOnce(call: UpstreamCall, timeoutMs: number, transport: Tra
     answer.catch(() => {}); // once the attempt ended without it, its late failure is nobody's
     // Ended by its signal whatever the transport does: undici can leave the read of a gzip body pending for
     // ever once aborted, and the call would outlive its time-out, its deadline and the caller's abort.
-    return await Promise.race([answer, abortion(attempt.signal)]);
+    return await untilAborted(answer, attempt.signal);
   } finally {
     clearTimeout(timer);
     call.signal?.removeEventListener('abort', onAbort);
   }
-}
-
-/** Rejects with the signal's reason when it aborts. */
-function abortion(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-  });
 }
 
 function isRetryableStatus(status: number): boolean {

@@ -1,3 +1,4 @@
+import { untilAborted } from '../abort-listeners.js';
 import type { HttpPolicy } from '../config.js';
 import { invalidInput, PayError, UpstreamError, type PayErrorCode } from '../errors.js';
 import { MAX_TIMER_MS } from '../max-timer.js';
@@ -198,17 +199,6 @@ function pollAndRecord(deps: ReconcileDeps, paymentId: string, clientToken: Stat
   return recorded;
 }
 
-/** The promise's outcome, or the signal's reason as soon as it aborts (the promise goes on). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
 /** A second look waits on one attempt of at most this long (and no longer than a reconcile's budget, its shortest poll at least). */
 const RECHECK_TIMEOUT_MS = 3_000;
 
@@ -224,14 +214,17 @@ export async function recheckPayment(deps: Pick<ReconcileDeps, 'ledger' | 'poll'
   // A budget of 0 is one poll under the usual time-outs, as in reconcilePayment.
   const quick = Math.min(deps.http.attemptTimeoutMs, RECHECK_TIMEOUT_MS, budgetMs ? Math.max(MIN_POLL_MS, budgetMs) : Infinity);
   let now: PaymentStatus | undefined;
+  let recorded: LedgerRecordResult | undefined;
   try {
     now = await deps.poll(paymentId, statusOptions, { maxRetries: 0, attemptTimeoutMs: quick, totalTimeoutMs: quick });
-    learnedHere(learned, await recordPoll(deps.ledger, now));
+    recorded = await recordPoll(deps.ledger, now);
+    learnedHere(learned, recorded);
   } catch (error) {
     if (error instanceof PayError && error.code === 'STORE_UNAVAILABLE') throw error;
     deps.logger.warn({ err: error, paymentId }, 'the payment service could not be asked about a failed payment again; going by what the ledger holds');
   }
-  const entry = await deps.ledger.get(paymentId);
+  // The record answers the entry it left; read only when the service could not be asked.
+  const entry = recorded?.entry ?? (await deps.ledger.get(paymentId));
   if (entry?.outcome === 'failed' && now?.outcome === 'unresolved') return { ...entry, status: now.status, outcome: 'unresolved', source: 'poll' };
   return entry;
 }
