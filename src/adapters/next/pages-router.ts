@@ -30,11 +30,11 @@ export function createPagesHandler(payOrOptions?: Pay | PayOptions, { param = 'p
   return async function paywidgetPagesHandler(req: PagesRequest, res: ServerResponse): Promise<void> {
     // Exported from an App Router route file, it gets a Fetch Request (and a context), not Node's req and res.
     if (typeof (req as { headers?: { get?: unknown } } | undefined)?.headers?.get === 'function') throw notNodeRequest();
-    const segments = segmentParams(req);
     // No catch-all segment at all: none of the segments' values is a catch-all's array (else notARoute names it).
-    if (req.query[param] === undefined && !Object.values(segments).some(Array.isArray) && endsInARoute(pay, req.url)) throw noCatchAllPage(param);
+    // (The segments are worked out only off the usual path, where the catch-all holds the route's path.)
+    if (req.query[param] === undefined && !Object.values(segmentParams(req)).some(Array.isArray) && endsInARoute(pay, req.url)) throw noCatchAllPage(param);
     const { handleNodeRequest, sendPayResponse } = await (nodeBridge ??= import('../node/index.js'));
-    sendPayResponse(res, (await handleNodeRequest(pay, req, res, catchAllPath(req.query[param]), NEXT_PAGES)) ?? notARoute(pay, req.method ?? 'GET', { ...segments, [param]: req.query[param] }, catchAll));
+    sendPayResponse(res, (await handleNodeRequest(pay, req, res, catchAllPath(req.query[param]), NEXT_PAGES)) ?? notARoute(pay, req.method ?? 'GET', { ...segmentParams(req), [param]: req.query[param] }, catchAll));
   };
 }
 
@@ -60,7 +60,7 @@ function endsInARoute(pay: Pay, url: string | undefined): boolean {
   const segments = (url ?? '/').split('?')[0]!.split('/').filter((segment) => segment !== '');
   for (let count = 1; count <= Math.min(3, segments.length); count++) {
     const path = `/${segments.slice(-count).join('/')}`;
-    if (pay.routes.some((route) => pay.matches(route.method, path))) return true;
+    if (pay.allowedMethods(path).length > 0) return true;
   }
   return false;
 }
