@@ -100,6 +100,16 @@ export function write(stream: Writable, text: string): Promise<void> {
   });
 }
 
+/**
+ * Text from outside (a service's answer, its words quoted in an error) as a terminal may be shown it: C0 and C1
+ * controls (ESC begins a terminal's escape sequences) and bidirectional marks and overrides (which reorder what is
+ * shown) written as JSON escapes; line breaks and tabs stay.
+ */
+export function escapeControls(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** A warning on stderr that does not stop the command (a closed stderr loses it, and nothing else). */
 export function warnOn(io: CliIo): (message: string) => void {
   return (message) => void io.stderr.write(`paywidget: warning: ${message}\n`, () => {});

@@ -4,8 +4,8 @@ import { paymentsCommand } from './commands/payments.js';
 import { reconcileCommand } from './commands/reconcile.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { forTheShell } from './for-the-shell.js';
-import { EXIT, ExitError, UsageError, write, type CliIo, type Command } from './io.js';
-import { escapeControls, upstreamAnswer } from './upstream-answer.js';
+import { escapeControls, EXIT, ExitError, UsageError, write, type CliIo, type Command } from './io.js';
+import { upstreamAnswer } from './upstream-answer.js';
 
 /**
  * The command tree. Later commands register here: `payments` (with `reconcile <id>`) and a top-level
@@ -63,13 +63,15 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     }
     return await command.run!(rest, io, path);
   } catch (error) {
+    // Escaped, whatever the error: a message may quote what a service answered (Magento's words), which must not drive the terminal.
+    const say = (text: string) => write(io.stderr, escapeControls(text));
     if (error instanceof UsageError) {
-      await write(io.stderr, `${error.command}: ${escapeControls(error.message)}\nRun '${error.command} --help' for usage.\n`);
+      await say(`${error.command}: ${error.message}\nRun '${error.command} --help' for usage.\n`);
       return EXIT.usage;
     }
     if ((error as NodeJS.ErrnoException).code === 'EPIPE') return EXIT.ok; // the reader went away (| head)
     if (error instanceof ExitError) {
-      await write(io.stderr, `${path}: ${escapeControls(error.message)}\n`);
+      await say(`${path}: ${error.message}\n`);
       // A position that could not be saved on the way out of a Ctrl-C: said, but the run was still interrupted.
       return io.signal?.aborted ? EXIT.interrupted : error.exitCode;
     }
@@ -77,10 +79,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     // Any other failure (a position that could not be saved on the way out) is still worth saying.
     const interrupted = io.signal?.aborted === true;
     const message = interrupted && isAbort(error, io.signal!) ? 'interrupted.'
-      // Escaped: a message may quote what a service answered (Magento's words), which must not drive the terminal.
-      : error instanceof PayError ? `${escapeControls(forTheShell(error.message))} [${error.code}]${answerLine(error)}`
-      : `unexpected error: ${escapeControls(error instanceof Error ? error.message : String(error))}`;
-    await write(io.stderr, `${path}: ${message}\n`);
+      : error instanceof PayError ? `${forTheShell(error.message)} [${error.code}]${answerLine(error)}`
+      : `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
+    await say(`${path}: ${message}\n`);
     return interrupted ? EXIT.interrupted : EXIT.failed;
   }
 }

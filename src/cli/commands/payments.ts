@@ -4,10 +4,9 @@ import { isPaymentId } from '../../core/payments/status.js';
 import type { ReconcileResult } from '../../core/payments/reconcile.js';
 import type { PruneLedgerReport } from '../../core/payments/prune-ledger.js';
 import { forTheShell } from '../for-the-shell.js';
-import { escapeControls } from '../upstream-answer.js';
 import { sharedStores } from '../shared-stores.js';
 import { silentLogger } from '../../core/logger.js';
-import { commandGroup, EXIT, parse, UsageError, wholeNumber, write, writeVerdict, type Command, printHelp, warnOn } from '../io.js';
+import { commandGroup, escapeControls, EXIT, parse, UsageError, wholeNumber, write, writeVerdict, type Command, printHelp, warnOn } from '../io.js';
 import { formatPairs } from '../table.js';
 
 export const PAYMENT_ENVIRONMENT = `Environment:
