@@ -61,7 +61,7 @@ function replaceMatches(match: Match): Uint8Array {
   for (let at = 0; at < bytes.length; ) {
     // Most bytes can begin no writing of the secret: only its first byte or an escape's.
     const byte = bytes[at];
-    const end = byte === first || byte === BACKSLASH || byte === PERCENT || byte === AMPERSAND || byte === PLUS ? matchSecret(match, at, 0) : -1;
+    const end = byte === first || isEscapeLead(byte) ? matchSecret(match, at, 0) : -1;
     if (end === -1) {
       at++;
       continue;
@@ -101,8 +101,7 @@ function matchSecret(match: Match, at: number, k: number): number {
   const { bytes, chars, failed } = match;
   if (k === chars.length) return at;
   if (--match.steps < 0) throw SEARCH_TOO_LONG;
-  const lead = bytes[at];
-  const branches = lead === BACKSLASH || lead === PERCENT || lead === AMPERSAND || lead === PLUS;
+  const branches = isEscapeLead(bytes[at]);
   const state = at * (chars.length + 1) + k;
   if (branches && failed.has(state)) return -1;
   const char = chars[k]!;
@@ -124,6 +123,11 @@ const BACKSLASH = 0x5c;
 const PERCENT = 0x25;
 const AMPERSAND = 0x26;
 const PLUS = 0x2b;
+
+/** A byte an escape begins with: only there can a character be read more than one way. */
+function isEscapeLead(byte: number | undefined): boolean {
+  return byte === BACKSLASH || byte === PERCENT || byte === AMPERSAND || byte === PLUS;
+}
 const JSON_SHORT_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 const JSON_SHORT_ESCAPE_LIST = Object.entries(JSON_SHORT_ESCAPES);
 const QUOTE = 0x22;
