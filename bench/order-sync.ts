@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { fileURLToPath } from 'node:url';
 import { createOrders } from '../src/core/commerce/index.js';
 import { resolveCommerceConfig } from '../src/core/config.js';
@@ -133,6 +134,8 @@ interface Memory {
   kept: number;
   /** Orders per second of that run (no added latency). */
   rate: number;
+  /** The young generation's largest size in the run (MB): V8 grows it under a steady allocation rate, up to a maximum each Node version sets. */
+  young: number;
 }
 
 /** Peak RSS, heap and ArrayBuffers (MB) of a fresh process syncing `count` orders, and its RSS before. */
@@ -193,8 +196,8 @@ export async function benchOrderSync(): Promise<void> {
   const large = await peakMemory(100_000);
   // A third point: where the peak stops growing, the sync's memory is bounded, whatever the count.
   const huge = await peakMemory(300_000);
-  // Most of the growth from 10k to 100k is V8 enlarging its young generation (up to 2 × 16 MB) under a
-  // steady allocation rate, not the sync keeping more: with the young generation capped it disappears.
+  // Most of the growth from 10k to 100k is V8 enlarging its young generation under a steady allocation rate
+  // (Node 20 up to 2 × 16 MB, Node 24 up to 2 × 64 MB), not the sync keeping more: capped, it mostly disappears.
   const cappedFlags = ['--max-semi-space-size=4'];
   const smallCapped = await peakMemory(10_000, cappedFlags);
   const largeCapped = await peakMemory(100_000, cappedFlags);
@@ -212,7 +215,7 @@ export async function benchOrderSync(): Promise<void> {
     { name: 'naive loop, 20k orders, +25 ms/page', unit: 'orders/s', value: slow.naive },
     { name: 'pay.orders.sync, 20k orders, +25 ms/page', unit: 'orders/s', value: slow.library, reference: 'naive loop, 20k orders, +25 ms/page' },
   ]);
-  printTable('Order sync, peak memory of a process that only syncs (compiled, no tsx)', [
+  printTable(`Order sync, peak memory of a process that only syncs (compiled, no tsx; Node ${process.versions.node}, whose V8 grew the young generation to ${large.young} MB in the 100,000-order run)`, [
     { name: 'RSS before the sync', unit: 'MB', value: small.before },
     { name: 'peak RSS, 10,000 orders', unit: 'MB', value: small.rss },
     { name: 'peak RSS, 100,000 orders', unit: 'MB', value: large.rss, reference: 'peak RSS, 10,000 orders', target: 'flat, < 150 MB' },
@@ -253,11 +256,15 @@ async function runSyncChild(): Promise<void> {
   let kept = 0;
   let pages = 0;
   const gc = (globalThis as { gc?: () => void }).gc;
+  let young = 0;
   const sample = () => {
     const m = process.memoryUsage();
     rss = Math.max(rss, m.rss);
     heap = Math.max(heap, m.heapUsed);
     buffers = Math.max(buffers, m.arrayBuffers);
+  };
+  const sampleYoung = () => {
+    for (const space of getHeapSpaceStatistics()) if (space.space_name === 'new_space') young = Math.max(young, space.space_size);
   };
   const before = process.memoryUsage().rss;
   const start = performance.now();
@@ -265,6 +272,7 @@ async function runSyncChild(): Promise<void> {
   const prefetch = Number(process.env.PREFETCH) || undefined;
   const onProgress = () => {
     sample();
+    sampleYoung();
     if (gc !== undefined && ++pages % 50 === 0) {
       gc();
       kept = Math.max(kept, process.memoryUsage().heapUsed);
@@ -278,7 +286,7 @@ async function runSyncChild(): Promise<void> {
   // The kernel's high-water mark (KiB): exact, where sampling could miss a short peak.
   rss = Math.max(rss, process.resourceUsage().maxRSS * 1024);
   const mb = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
-  process.stdout.write(`${JSON.stringify({ rss: mb(rss), heap: mb(heap), buffers: mb(buffers), before: mb(before), kept: mb(kept), rate: Math.round(rate) })}\n`);
+  process.stdout.write(`${JSON.stringify({ rss: mb(rss), heap: mb(heap), buffers: mb(buffers), before: mb(before), kept: mb(kept), rate: Math.round(rate), young: mb(young) })}\n`);
 }
 
 /** Run as a script, not imported by bench/run.ts; real paths, since import.meta.url has symlinks resolved and argv does not. */
