@@ -20,7 +20,7 @@ const ENV_NAMES: Record<string, string> = {
 export interface PaymentOptions {
   /** The service's base URL, without `/api/v1` (the library adds the paths). Env: `PAY_API_URL`. */
   apiUrl?: string | undefined;
-  /** Sent as `X-Merchant-Id` on every call to the service. Env: `PAY_MERCHANT_ID`. */
+  /** Sent as `X-Merchant-Id` with the API key: when minting, and on a status call made without the payment's client token. Env: `PAY_MERCHANT_ID`. */
   merchantId?: string | undefined;
   /** The merchant API key: server-side only, never in a response, log or error. Env: `PAY_MERCHANT_API_KEY`. */
   apiKey?: string | undefined;

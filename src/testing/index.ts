@@ -11,8 +11,9 @@ export interface SignWebhookOptions<Payload = unknown> {
   /** Unix seconds; defaults to now. */
   timestamp?: number | string | undefined;
   /**
-   * Defaults to the payload's `id` when it is a string, as the payment service sends it (also read from a
-   * string or bytes payload that is JSON); else a fresh `evt_` id.
+   * Defaults to the payload's `id` when it is a non-empty string, as the payment service sends it, or a whole
+   * number (as its digits), as the library reads it; also read from a string or bytes payload that is JSON.
+   * Else a fresh `evt_` id.
    */
   eventId?: string | undefined;
 }

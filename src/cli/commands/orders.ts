@@ -24,7 +24,7 @@ const ENVIRONMENT = `Environment:
   COMMERCE_READ_METHOD  GET (default) or POST, for installations that read orders with POST
   REDIS_URL           share the admin token, and refused logins, with your servers (redisStores, through ioredis: npm install ioredis)
   PAYWIDGET_STATE_DIR without REDIS_URL, where refused logins are remembered between runs, so a
-                      cron job never locks the account (default ~/.local/state/paywidget)`;
+                      cron job never locks the account (default $XDG_STATE_HOME/paywidget, or ~/.local/state/paywidget)`;
 
 /** The checkpoint name the CLI keeps its position under, inside the --checkpoint file. */
 export const SYNC_CHECKPOINT = 'orders-sync';

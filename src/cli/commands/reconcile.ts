@@ -55,7 +55,7 @@ Options:
   --json                   print the report as JSON
   -h, --help               this help
 
-Exit codes: 0 no disagreement, 3 disagreements found, 1 failed, 2 bad usage.
+Exit codes: 0 no disagreement, 3 disagreements found, 1 failed, 2 bad usage, 130 stopped by Ctrl-C.
 
 Environment: COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD (see 'paywidget orders --help'), REDIS_URL.`,
   async run(args, io, path) {

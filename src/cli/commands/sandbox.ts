@@ -16,7 +16,7 @@ function describe(sb: Sandbox, webhookUrl: string | undefined): string {
   const port = new URL(sb.paymentUrl).port;
   const android = `http://10.0.2.2:${port}`;
   return `PayWidget sandbox: a fake payment service, widget host and commerce platform on this machine.
-It listens on 127.0.0.1 only. Ctrl-C stops it. The credentials below are new at every start.
+It listens on 127.0.0.1 only. Ctrl-C stops it. The API key, webhook secret and admin password below are new at every start.
 
 Payment service (the mobile SDK's baseUrl, your backend's PAY_API_URL)
 ${formatPairs([

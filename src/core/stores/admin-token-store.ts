@@ -5,8 +5,9 @@ import { Secret } from '../secret.js';
  * instead of each logging in (Magento locks an account after repeated failed logins).
  *
  * Maps onto Redis as `GET key` / `SET key value PX ttlMs`. The value is a credential: a shared store
- * must be as private as the admin password. A refused login is kept beside the token for a minute
- * (`<key>|login-refused`: its code, message and time), so that the instances stop logging in together.
+ * must be as private as the admin password. A refused login is kept beside the token
+ * (`<key>|login-refused`: its code, message, time and how many in a row), so that the instances stop logging
+ * in together: for 1, 2, 4, then 31 minutes as refusals follow one another, and 31 minutes more to count the next.
  * A store may throw (or reject) when it is unreachable: the library then keeps using its own copy of
  * the token, or logs in without the store.
  */

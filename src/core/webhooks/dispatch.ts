@@ -6,7 +6,10 @@ import { WebhookHandlerError } from './errors.js';
 
 /** A verified, deduplicated (first-time) delivery, as your handlers get it. */
 export interface WebhookEvent {
-  /** X-Pay-Event-Id. */
+  /**
+   * The event id: the signed payload's (`webhooks.payloadEventId`, by default its `id`), which X-Pay-Event-Id matched;
+   * X-Pay-Event-Id itself when the payload carries none. The event is deduplicated on it.
+   */
   readonly id: string;
   /** From `webhooks.eventType(payload)`, by default the payload's `type` field; undefined when there is none. */
   readonly type: string | undefined;

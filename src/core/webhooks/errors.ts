@@ -4,7 +4,7 @@ import { HAND_OVER_UNREAD, readsNodeStreams, STREAM_READ_FIX } from '../request-
 import type { Framework, PayRequest } from '../types.js';
 import type { WebhookEvent } from './dispatch.js';
 
-/** Each way a delivery can fail verification; all answer 400 except BODY_TOO_LARGE (413). */
+/** Each way a delivery can fail verification; all answer 400 except BODY_TOO_LARGE (413) and WEBHOOK_BODY_NOT_RAW (500: the receiver's setup, so the sender retries once it is fixed). */
 export type WebhookVerificationCode =
   | 'WEBHOOK_MISSING_HEADER'
   | 'WEBHOOK_MALFORMED_SIGNATURE'

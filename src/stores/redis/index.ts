@@ -23,7 +23,7 @@ import { RedisLedgerStore } from './ledger-store.js';
 export interface RedisStoresOptions {
   /**
    * Put before every key, so several applications (or environments) can share one Redis; `paywidget:` by
-   * default, `{paywidget}:` on an ioredis Cluster. On a Cluster it needs a hash tag (`{…}`): the scripts
+   * default, `{paywidget}:` on a Cluster (ioredis' Cluster, node-redis' createCluster()). On a Cluster it needs a hash tag (`{…}`): the scripts
    * touch several keys at once, and those must share a slot.
    */
   prefix?: string | undefined;
