@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'examples/**/.next/', 'test/fixtures/**/.next/', 'coverage/'] },
+  { ignores: ['dist/', 'node_modules/', 'examples/**/.next/', 'test/fixtures/**/.next/', 'test/fixtures/**/.next-webpack/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

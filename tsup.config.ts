@@ -9,6 +9,8 @@ export default defineConfig({
     index: 'src/index.ts',
     'express/index': 'src/adapters/express/index.ts',
     'next/index': 'src/adapters/next/index.ts',
+    // What `paywidget-server/next` resolves to in an edge bundle (package.json's `edge-light` condition).
+    'next/edge': 'src/adapters/next/edge.ts',
     'koa/index': 'src/adapters/koa/index.ts',
     'sandbox/index': 'src/sandbox/index.ts',
     'testing/index': 'src/testing/index.ts',

@@ -250,6 +250,22 @@ describe('Next: createPagesHandler exported from an App Router route by mistake'
   });
 });
 
+describe('paywidget-server/next as edge bundles resolve it (the edge-light build)', () => {
+  it('has the App Router handlers themselves', async () => {
+    const edge = await import('../../src/adapters/next/edge.js');
+    expect(edge.createRouteHandlers).toBe(createRouteHandlers);
+  });
+
+  it('answers a Pages Router API route built for the edge runtime with CONFIG_INVALID saying what to change', async () => {
+    const { createPagesHandler: edgePagesHandler } = await import('../../src/adapters/next/edge.js');
+    const handler = edgePagesHandler(offlinePay());
+    const request = new Request('http://shop.test/api/pay/widget-token', { method: 'POST', body: '{}' });
+    const error = await handler(request as never, undefined as never).then(() => undefined, (e: unknown) => e as { code?: string; message?: string });
+    expect(error?.code).toBe('CONFIG_INVALID');
+    expect(error?.message).toContain("Remove runtime: 'edge' from the page's config");
+  });
+});
+
 describe('Next: createRouteHandlers exported from a Pages Router API route by mistake', () => {
   it('fails, so Next answers 500 and logs the fix, instead of returning a Response the Pages Router never sends', async () => {
     const pay = offlinePay();

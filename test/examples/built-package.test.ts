@@ -179,18 +179,22 @@ async function mintAndLookUp(served: ServedApp, body: string): Promise<unknown> 
   return lookup.json();
 }
 
-/** Around the enclosing describe: a sandbox, then `next build` and `next start` of `app` configured for it. */
-function servedApp(app: string): ServedApp {
+/**
+ * Around the enclosing describe: a sandbox, then `next build` and `next start` of `app` configured for it. With
+ * `webpack`, built with webpack instead of Turbopack, into `.next-webpack` (the app's next.config reads NEXT_DIST_DIR).
+ */
+function servedApp(app: string, { webpack = false } = {}): ServedApp {
   const served = {} as ServedApp;
   let server: ChildProcess | undefined;
+  const appEnv = webpack ? { ...env, NEXT_DIST_DIR: '.next-webpack' } : env;
   beforeAll(async () => {
     served.sandbox = await startSandbox();
     const { sandbox } = served;
-    await run(process.execPath, [nextBin, 'build', app], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 });
+    await run(process.execPath, [nextBin, 'build', app, ...(webpack ? ['--webpack'] : [])], { cwd: root, env: appEnv, maxBuffer: 16 * 1024 * 1024 });
     const started = await startOnFreePort(
       (port) => spawn(process.execPath, [nextBin, 'start', app, '-p', String(port), '-H', '127.0.0.1'], {
         cwd: root,
-        env: { ...env, PAY_API_URL: sandbox.paymentUrl, PAY_MERCHANT_ID: sandbox.merchantId, PAY_MERCHANT_API_KEY: sandbox.apiKey, PAY_WEBHOOK_SECRET: sandbox.webhookSecret },
+        env: { ...appEnv, PAY_API_URL: sandbox.paymentUrl, PAY_MERCHANT_ID: sandbox.merchantId, PAY_MERCHANT_API_KEY: sandbox.apiKey, PAY_WEBHOOK_SECRET: sandbox.webhookSecret },
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
       'Ready in',
@@ -286,9 +290,14 @@ describe('examples/next built with next build and served by next start', () => {
   });
 });
 
-// The README says the App Router handlers run on the edge runtime: built and served there, they must.
-describe('the App Router handlers on the edge runtime (test/fixtures/next-edge)', () => {
-  const served = servedApp('test/fixtures/next-edge');
+// The README says the App Router handlers run on the edge runtime: built and served there, they must, with either
+// bundler. webpack also type-checks the route's exports as Next 15 does, and follows every import() into the edge
+// bundle: the package's `edge-light` build leaves out the Pages Router's Node bridge.
+describe.each([
+  ['Turbopack', false],
+  ['webpack', true],
+])('the App Router handlers on the edge runtime (test/fixtures/next-edge), built with %s', (_bundler, webpack) => {
+  const served = servedApp('test/fixtures/next-edge', { webpack });
 
   it('mints through fetch', async () => {
     expect(await mintAndLookUp(served, '{}')).toMatchObject({ order: { order_id: 'edge-1', amount: 1999, currency: 'EUR' } });

@@ -8,7 +8,9 @@ import { bodyNotDecompressed, bodyTooLarge, bodyUnreadable, READ_LIMIT_OPTIONS, 
 import type { PayRequest, PayResponse } from '../../core/types.js';
 import { catchAllPath, notARoute } from './catch-all.js';
 
-type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> | Record<string, string | string[] | undefined> };
+// A promise, as Next 15 and later pass it (and the type their build checks a route's exports against); Next 14's plain
+// object is awaited all the same.
+type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 type RouteHandler = (request: Request, context: RouteContext) => Promise<Response>;
 
 /** Options of `createRouteHandlers()`. */
