@@ -675,6 +675,18 @@ describe('paywidget as a process', () => {
     expect(bad.stderr).toMatch(/expected one order entity_id/);
   });
 
+  it('syncs on Node 20.0 to 20.2, which package.json\'s engines takes and which have no AbortSignal.any', async () => {
+    const withoutAny = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, ['--import', 'data:text/javascript,delete AbortSignal.any', '--import', 'tsx', cli, 'orders', 'sync', '--status', 'complete'], { env: { ...process.env, ...env(), PAYWIDGET_STATE_DIR: join(dir, 'process-state') } }, (error, stdout, stderr) => {
+        resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
+      });
+    });
+    expect(withoutAny.stderr).not.toContain('unexpected error');
+    expect(withoutAny.code).toBe(0);
+    const complete = range(1, sb.commerce.orderCount).filter((id) => sb.commerce.order(id)!.status === 'complete');
+    expect(lines(withoutAny.stdout).map((o) => o.entity_id)).toEqual(complete);
+  });
+
   it('syncs into a file that stdout was redirected to, putting it on disk before each checkpoint, and resumes', async () => {
     // stdout is then a file, which the CLI fdatasyncs before moving the checkpoint (a pipe, above, cannot be).
     const out = join(dir, 'redirected.ndjson');

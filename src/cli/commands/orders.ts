@@ -183,7 +183,11 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
   const store = values.checkpoint === undefined ? new MemoryCheckpointStore() : new FileCheckpointStore(values.checkpoint, flush);
   // Not when the orders go to the same terminal: the bar's carriage returns would overwrite their lines.
   const bar = io.stderr.isTTY && (values.out !== undefined || !io.stdout.isTTY) ? new ProgressBar(io.stderr, 'orders') : undefined;
-  const signal = io.signal ? AbortSignal.any([io.signal, stopOnError.signal]) : stopOnError.signal;
+  // Ctrl-C stops the run too, with its own reason; linked by hand, as AbortSignal.any came in Node 20.3.
+  const stopOnSignal = () => stopOnError.abort(io.signal!.reason);
+  if (io.signal?.aborted) stopOnSignal();
+  else io.signal?.addEventListener('abort', stopOnSignal, { once: true });
+  const { signal } = stopOnError;
   let summary;
   try {
     summary = await withOrders(io, store, (orders) => orders.sync({
@@ -211,6 +215,7 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
     }
     if (!isBrokenPipe(failed)) throw error;
   } finally {
+    io.signal?.removeEventListener('abort', stopOnSignal);
     bar?.finish();
     await out.close(summary?.complete === true && !failed).catch((error: Error) => void (failed ??= error));
   }
