@@ -19,12 +19,14 @@ export const consoleLogger: Logger = {
 /**
  * The logger with each call guarded. A logger that throws (a broken transport) must not fail a request
  * whose work is done: a token minted, a webhook's handler run and its event marked done (a 500 then
- * would have the sender retry a delivery that is only ever a duplicate). Nothing else can be told.
+ * would have the sender retry a delivery that is only ever a duplicate). An async logger's rejection is caught
+ * too: unhandled, it would end the process. Nothing else can be told.
  */
 export function guardedLogger(logger: Logger): Logger {
   const guard = (level: keyof Logger): Logger[keyof Logger] => (fields, message) => {
     try {
-      logger[level](fields, message);
+      const written: unknown = logger[level](fields, message);
+      if (typeof (written as PromiseLike<unknown> | undefined)?.then === 'function') Promise.resolve(written).catch(() => {});
     } catch {
       // the log itself is what failed
     }

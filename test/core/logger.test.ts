@@ -46,6 +46,28 @@ describe('the default logger', () => {
   });
 });
 
+describe('an async logger whose writes reject (a broken transport)', () => {
+  it('fails no request and does not end the process with an unhandled rejection', async () => {
+    // In a process of its own: an unhandled rejection ends a Node process, which the exit code and stdout show.
+    const script = `
+      import { createPay } from './src/index.ts';
+      import { startSandbox } from './src/sandbox/index.ts';
+      const sandbox = await startSandbox();
+      const rejecting = async () => { throw new Error('log transport down'); };
+      const pay = createPay({ env: {}, logger: { debug: rejecting, info: rejecting, warn: rejecting, error: rejecting },
+        payment: { apiUrl: sandbox.paymentUrl, merchantId: sandbox.merchantId, apiKey: sandbox.apiKey, webhookSecret: sandbox.webhookSecret },
+        resolveCheckout: () => ({ amount: 1999, currency: 'EUR', orderId: 'o_async_log' }) });
+      const minted = await pay.handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody: '{}' });
+      const refused = await pay.handle({ method: 'POST', path: '/webhooks', headers: {}, rawBody: '{}' });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      console.log(minted.status, refused.status);
+      await sandbox.close();`;
+    const result = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root }).then((r) => ({ code: 0, ...r }), (error: { code: number; stdout: string; stderr: string }) => error);
+    expect(result.stderr).not.toContain('log transport down');
+    expect([result.code, result.stdout.trim()]).toEqual([0, '200 400']);
+  });
+});
+
 describe('a logger that throws (a broken transport)', () => {
   it('fails no request: the token is minted, the webhook is processed once and its duplicate answered, a forgery refused', async () => {
     const sandbox = await startSandbox();
