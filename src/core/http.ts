@@ -170,11 +170,22 @@ export const MERCHANT_CREDENTIALS_HINT = 'Check the merchant credentials: PAY_ME
  * or 403, in the message only (the body stays the upstream's).
  */
 export function assertOk(service: string, response: UpstreamResponse, credentialsHint?: string): void {
-  if (response.ok) return;
+  if (!response.ok) throw upstreamRefusal(service, response, credentialsHint);
+}
+
+/** The UpstreamError assertOk throws, for a caller that logs it first. */
+export function upstreamRefusal(service: string, response: UpstreamResponse, credentialsHint?: string): UpstreamError {
   const { status } = response;
   const message = credentialsHint !== undefined && refusedCredentials(status) ? `The ${service} service answered HTTP ${status}. ${credentialsHint}` : undefined;
-  throw new UpstreamError(service, status, response.headers.get('content-type') ?? undefined, response.body, message, response.headers.get('retry-after') ?? undefined);
+  return new UpstreamError(service, status, response.headers.get('content-type') ?? undefined, response.body, message, response.headers.get('retry-after') ?? undefined);
 }
+
+/** The start of what an upstream said in a refusal, for a log line (its secrets were redacted when it was read). */
+export function answerExcerpt(error: UpstreamError): string {
+  const text = error.bodyText;
+  return text.length > ANSWER_EXCERPT_CHARS ? `${text.slice(0, ANSWER_EXCERPT_CHARS)}…` : text;
+}
+const ANSWER_EXCERPT_CHARS = 300;
 
 /**
  * Parses a JSON body, or throws UPSTREAM_INVALID_RESPONSE saying what came back instead.

@@ -1,7 +1,7 @@
 import { listenForAbort } from '../abort-listeners.js';
 import type { CommerceConfig, HttpPolicy } from '../config.js';
-import { PayError } from '../errors.js';
-import { callUpstream } from '../http.js';
+import { loggedWhereItArose, PayError } from '../errors.js';
+import { callUpstream, type UpstreamResponse } from '../http.js';
 import { Secret } from '../secret.js';
 import type { AdminTokenStore } from '../stores/admin-token-store.js';
 import type { Logger } from '../types.js';
@@ -242,17 +242,11 @@ export class AdminTokens {
     }, http, logger);
 
     if (!response.ok) {
-      // A password echoed back in the body (Magento fills a message's parameters in) was redacted by callUpstream, any escape.
-      const body = readMagentoError(response);
-      // The address too: a host with a Pay instance per shop tells from it whose login was refused.
-      logger.warn({ service: 'commerce', status: response.status, route: `POST ${path}`, url: config.url, username: config.username }, 'commerce platform refused the admin token request');
-      if (body && TWO_FACTOR.test(body.message)) throw twoFactorError(response.status, body);
-      if (response.status === 401) {
-        const said = body ? describeMagentoError(body) : `HTTP 401`;
-        throw new CommerceError('COMMERCE_AUTH_FAILED', `The commerce platform at ${config.url} refused the admin login of '${config.username}': ${said} Not retried, since Magento locks an account after repeated failures: check COMMERCE_USERNAME and COMMERCE_PASSWORD, or wait until a locked account is released.`, { upstreamStatus: 401, body });
-      }
-      // The token call is always a POST: only the URL and the store scope in it can be wrong.
-      throw commerceFailure('the admin token request', response, 'COMMERCE_URL (commerce.url) and COMMERCE_SCOPE (commerce.scope)');
+      const failure = loginFailure(config, response);
+      // Once, here, with the address (a host with a Pay instance per shop tells from it whose login was refused):
+      // the route that needed the token logs it no more.
+      logger.error({ service: 'commerce', status: response.status, route: `POST ${path}`, url: config.url, username: config.username, err: failure }, 'commerce platform refused the admin token request');
+      throw loggedWhereItArose(failure);
     }
 
     const token = commerceJson(response, 'the admin token request');
@@ -267,6 +261,19 @@ export class AdminTokens {
     logger.info({ service: 'commerce', scope: config.scope }, 'commerce admin token obtained');
     return token;
   }
+}
+
+/** Why the platform refused a login, as the error the callers get. */
+function loginFailure(config: CommerceConfig, response: UpstreamResponse): PayError {
+  // A password echoed back in the body (Magento fills a message's parameters in) was redacted by callUpstream, any escape.
+  const body = readMagentoError(response);
+  if (body && TWO_FACTOR.test(body.message)) return twoFactorError(response.status, body);
+  if (response.status === 401) {
+    const said = body ? describeMagentoError(body) : `HTTP 401`;
+    return new CommerceError('COMMERCE_AUTH_FAILED', `The commerce platform at ${config.url} refused the admin login of '${config.username}': ${said} Not retried, since Magento locks an account after repeated failures: check COMMERCE_USERNAME and COMMERCE_PASSWORD, or wait until a locked account is released.`, { upstreamStatus: 401, body });
+  }
+  // The token call is always a POST: only the URL and the store scope in it can be wrong.
+  return commerceFailure('the admin token request', response, 'COMMERCE_URL (commerce.url) and COMMERCE_SCOPE (commerce.scope)');
 }
 
 /** What Magento issues (32 alphanumerics, or a JWT from 2.4.4 on): printable ASCII without spaces. */

@@ -1,6 +1,6 @@
 import type { HttpPolicy, PaymentConfig } from '../config.js';
-import { PayError, invalidInput } from '../errors.js';
-import { assertOk, callUpstream, MERCHANT_CREDENTIALS_HINT, parseJsonBody, refusedCredentials } from '../http.js';
+import { PayError, invalidInput, loggedWhereItArose } from '../errors.js';
+import { answerExcerpt, callUpstream, MERCHANT_CREDENTIALS_HINT, parseJsonBody, refusedCredentials, upstreamRefusal } from '../http.js';
 import { isKnownCurrency } from '../money/index.js';
 import type { Logger } from '../types.js';
 import { isWellFormedText } from '../well-formed.js';
@@ -45,8 +45,17 @@ export async function mintWidgetToken(ctx: MintContext, input: MintInput): Promi
     idempotent: false,
   }, ctx.http, ctx.logger);
 
-  if (!response.ok) ctx.logger.warn({ orderId, status: response.status }, mintRefusal(response.status));
-  assertOk('payment', response, MERCHANT_CREDENTIALS_HINT);
+  if (!response.ok) {
+    const refusal = upstreamRefusal('payment', response, MERCHANT_CREDENTIALS_HINT);
+    const fields = { orderId, status: response.status, answer: answerExcerpt(refusal), ...(refusal.retryAfter === undefined ? {} : { retryAfter: refusal.retryAfter }) };
+    if (response.status < 500) {
+      ctx.logger.warn(fields, mintRefusal(response.status));
+      throw refusal;
+    }
+    // Once, here, with the order: the router logs a 5xx it finds logged no more.
+    ctx.logger.error({ ...fields, err: refusal }, mintRefusal(response.status));
+    throw loggedWhereItArose(refusal);
+  }
   const body = parseJsonBody('payment', response) as { widget_token?: unknown; expires_at?: unknown } | null;
   if (typeof body?.widget_token !== 'string' || body.widget_token === '') {
     throw new PayError('UPSTREAM_INVALID_RESPONSE', 'The payment service answered the mint call without a widget_token.');
@@ -61,7 +70,8 @@ function mintRefusal(status: number): string {
   if (refusedCredentials(status)) return `payment service refused the merchant credentials when minting a widget token. ${MERCHANT_CREDENTIALS_HINT}`;
   // The mint route always exists: a 404 is another server, or a base URL that has the path already.
   if (status === 404) return 'the mint call was answered 404: check PAY_API_URL (payment.apiUrl), the payment service\'s base URL such as https://pay.example.com, without /api/v1';
-  return status >= 500 ? 'payment service failed to mint a widget token (its own error, after the retries)' : 'payment service refused to mint a widget token';
+  // A mint is retried only on a 503 (and a 429, below 500), where the service surely minted nothing.
+  return status >= 500 ? `payment service failed to mint a widget token (its own error${status === 503 ? ', after the retries' : ''})` : 'payment service refused to mint a widget token';
 }
 
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;

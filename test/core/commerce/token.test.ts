@@ -99,8 +99,18 @@ describe('admin token', () => {
     expect(error.message).toContain('The account sign-in was incorrect');
     // Which shop and which user: a host with an instance per shop, and one logger, tells them apart.
     expect(error.message).toContain(`The commerce platform at ${sb.commerceUrl} refused the admin login of '${sb.commerceUsername}'`);
-    expect(logger.lines.map((line) => JSON.parse(line) as unknown)).toContainEqual(expect.objectContaining({ level: 'warn', url: sb.commerceUrl, username: sb.commerceUsername }));
+    expect(logger.lines.map((line) => JSON.parse(line) as unknown)).toContainEqual(expect.objectContaining({ level: 'error', url: sb.commerceUrl, username: sb.commerceUsername }));
     expect(sb.commerce.stats().tokenRequests).toBe(1);
+  });
+
+  it('is logged once when a mint by order id needs the login the platform refuses, not again by the route', async () => {
+    sb = await commerceSandbox({ orders: 5 });
+    const logger = captureLogger();
+    const pay = payFor(sb, { commerce: { password: 'wrong-password' }, logger });
+    const response = await pay.handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody: '{"order_id":1}' });
+    expect(response?.status).toBe(502);
+    const said = logger.lines.map((line) => JSON.parse(line) as { level: string; msg: string }).filter((line) => line.level === 'error' || line.level === 'warn');
+    expect(said.map((line) => line.msg)).toEqual(['commerce platform refused the admin token request']);
   });
 
   it('takes a refusal whose error list holds odd entries (a null, a string) as a refusal, and remembers it', async () => {

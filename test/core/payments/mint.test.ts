@@ -345,8 +345,30 @@ describe('POST /widget-token', () => {
     expect(response.headers['content-type']).toBe('text/html');
     expect(response.text).toBe(html);
     expect(sandbox.faults.list()[0]?.hits).toBe(3);
-    // The service's own failure, not a refusal of the request: the log says which.
+    // The service's own failure, not a refusal of the request: the log says which, and what it answered, once.
     expect(logged.text()).toContain('payment service failed to mint a widget token (its own error, after the retries)');
+    expect(logged.lines.filter((line) => JSON.parse(line).level === 'error' || JSON.parse(line).level === 'warn')).toHaveLength(1);
+    expect(JSON.parse(logged.lines.find((line) => line.includes('failed to mint'))!)).toMatchObject({ level: 'error', status: 503, answer: html });
+  });
+
+  it('logs a 500 on a mint once, with what the service said, and not as retried (a mint is not retried after a 500)', async () => {
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 500, headers: { 'content-type': 'application/json' }, body: `{"error":"ledger down","detail":"${'x'.repeat(400)}"}` });
+    const logged = captureLogger();
+    const response = await mintRoute(payFor({ ...checkout, logger: logged }));
+    expect(response.status).toBe(500);
+    const said = logged.lines.map((line) => JSON.parse(line) as { level: string; msg: string; answer?: string }).filter((line) => line.level === 'error' || line.level === 'warn');
+    expect(said).toHaveLength(1);
+    expect(said[0]!.msg).toBe('payment service failed to mint a widget token (its own error)');
+    expect(said[0]!.answer).toMatch(/^\{"error":"ledger down","detail":"x+…$/);
+    expect(said[0]!.answer!.length).toBe(301);
+  });
+
+  it('logs what the service said when it refuses a mint, with its Retry-After', async () => {
+    sandbox.faults.inject({ route: 'POST /api/v1/checkout/init', status: 429, headers: { 'content-type': 'application/json', 'retry-after': '30' }, body: '{"error":"slow down"}' });
+    const logged = captureLogger();
+    const response = await mintRoute(payFor({ ...checkout, logger: logged, http: { maxRetries: 0 } }));
+    expect(response.status).toBe(429);
+    expect(logged.lines.map((line) => JSON.parse(line) as object)).toContainEqual(expect.objectContaining({ level: 'warn', status: 429, answer: '{"error":"slow down"}', retryAfter: '30' }));
   });
 
   it('answers 504 with a JSON error on a time-out and 502 when unreachable', async () => {
