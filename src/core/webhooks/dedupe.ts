@@ -126,7 +126,8 @@ function completionLanded(deps: DedupeDeps, key: string, held: boolean): void {
 }
 
 function completionFailed(deps: DedupeDeps, key: string, token: string, leaseEnds: number, error: unknown): void {
-  deps.logger.error({ err: error, key }, 'webhook claim store failed to complete a claim; retrying while its lease lasts');
+  // A warning: retried, it usually lands; the error is for when it never does (below).
+  deps.logger.warn({ err: error, key }, 'webhook claim store failed to complete a claim; retrying while its lease lasts');
   retryInBackground(deps, key, 'complete', async () => deps.store.complete(key, token, deps.retentionMs), leaseEnds);
 }
 
@@ -136,7 +137,7 @@ async function release(deps: DedupeDeps, key: string, token: string, leaseEnds: 
   try {
     await attempt();
   } catch (error) {
-    deps.logger.error({ err: error, key }, 'webhook claim store failed to release a claim; retrying while its lease lasts');
+    deps.logger.warn({ err: error, key }, 'webhook claim store failed to release a claim; retrying while its lease lasts');
     retryInBackground(deps, key, 'release', attempt, leaseEnds);
   }
 }
@@ -149,7 +150,9 @@ const LAST_ATTEMPT_MARGIN_MS = 100;
  * back-off until it succeeds or the lease ends, an attempt that hangs included. `pay.drain()` waits for it.
  */
 function retryInBackground(deps: DedupeDeps, key: string, what: 'complete' | 'release', attempt: () => Promise<boolean>, leaseEnds: number): void {
-  const givenUp = () => deps.logger.warn({ key }, `webhook claim could not ${what} before its lease ended; it expires with the lease`);
+  // A completion that never landed lets a duplicate run the handlers again once the lease ends: an error. A release
+  // that never landed only holds the sender's retry off (409) until then.
+  const givenUp = () => deps.logger[what === 'complete' ? 'error' : 'warn']({ key }, `webhook claim could not ${what} before its lease ended; it expires with the lease${what === 'complete' ? ', and a duplicate delivery after that runs the handlers again' : ''}`);
   deps.background.start(async (wait) => {
     for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 2_000)) {
       // The last attempt goes out just before the lease ends, however long the back-off had grown: a store back by then is not missed.

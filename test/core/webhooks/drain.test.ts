@@ -47,6 +47,10 @@ describe('pay.drain() with a store that hangs', () => {
     expect(performance.now() - started).toBeLessThan(5_000);
     expect(claims.calls).toBe(2);
     expect(logger.text()).toContain('webhook claim could not complete before its lease ended; it expires with the lease');
+    // Retried, the first failure is a warning; a completion that never landed, which lets a duplicate run again, an error.
+    const levels = logger.lines.map((line) => JSON.parse(line) as { level: string; msg: string });
+    expect(levels.find((line) => line.msg.startsWith('webhook claim store failed to complete'))?.level).toBe('warn');
+    expect(levels.find((line) => line.msg.startsWith('webhook claim could not complete'))?.level).toBe('error');
   });
 
   it('resolves after { timeoutMs } with the write still pending, and refuses a timeout that is not a number', async () => {
