@@ -46,6 +46,11 @@ function find<T>(places: readonly (Obj | undefined)[], keys: readonly string[], 
 /** Types that begin with `payment` but report on something else: its method, a payment link, a refund or dispute. */
 const NOT_ABOUT_A_PAYMENT = /^payment_(method|link)|[._](refund|dispute|chargeback)/i;
 
+/** Whether the default extractor takes events of this type as news of a payment. */
+export function isAboutAPayment(type: string): boolean {
+  return /^payment/i.test(type) && !NOT_ABOUT_A_PAYMENT.test(type);
+}
+
 /**
  * The default extractor. It understands the common shapes: the fields at the top level, under `data`,
  * or under `data.object` (`{ type: 'payment_intent.succeeded', data: { object: { id, status } } }`).
@@ -61,7 +66,7 @@ const NOT_ABOUT_A_PAYMENT = /^payment_(method|link)|[._](refund|dispute|chargeba
 export const defaultExtractPayment: ExtractPayment = (payload) => {
   if (!isObject(payload)) return undefined;
   const type = typeof payload.type === 'string' ? payload.type : undefined;
-  if (type !== undefined && (!/^payment/i.test(type) || NOT_ABOUT_A_PAYMENT.test(type))) return undefined;
+  if (type !== undefined && !isAboutAPayment(type)) return undefined;
   const data = isObject(payload.data) ? payload.data : undefined;
   const object = data !== undefined && isObject(data.object) ? data.object : undefined;
   const places = [object, data, payload];

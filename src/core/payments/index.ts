@@ -3,6 +3,7 @@ import type { LedgerEntry, LedgerStore } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { WebhookHandler } from '../webhooks/dispatch.js';
 import { createLedger, recordPoll, type Ledger, type LedgerInput } from './ledger.js';
+import { defaultExtractPayment, isAboutAPayment } from './extract.js';
 import type { PaymentsPolicy } from './options.js';
 import { recheckPayment, reconcilePayment, type LearnedHere, type ReconcileHow, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
 import { pruneLedger, type PruneLedgerOptions, type PruneLedgerReport } from './prune-ledger.js';
@@ -76,7 +77,14 @@ export function createPayments(deps: PaymentsDeps): PaymentsInternals {
     recheck: (paymentId) => recheckPayment({ ledger, poll, http, logger }, paymentId),
     recordWebhook(event) {
       const seen = policy.extractPayment(event.payload);
-      if (seen === undefined || seen === null) return;
+      if (seen === undefined || seen === null) {
+        // A payment event the default extractor found no id or status in: the service's payloads may have changed
+        // shape, and then no confirmation reaches the ledger, which is what stops an order being charged twice.
+        if (policy.extractPayment === defaultExtractPayment && event.type !== undefined && isAboutAPayment(event.type)) {
+          logger.warn({ eventId: event.id, type: event.type }, 'payment webhook names no payment id or status where the default extractor looks (payment_id or paymentId at the top, under data or data.object, or data.object.id; status there or in the type); not recorded in the ledger. If the payment service\'s payloads look otherwise, pass payments.extractPayment');
+        }
+        return;
+      }
       const { paymentId, status, orderId, amount, currency } = seen;
       if (typeof paymentId !== 'string' || typeof status !== 'string' || status.trim() === '' || !isPaymentId(paymentId)) {
         // Retrying cannot fix a payload: say so once and let the delivery succeed.

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createPay, DEFAULT_TERMINAL_STATUSES, defaultExtractPayment, PayError } from 'paywidget-server';
 import { signWebhook } from 'paywidget-server/testing';
 import { resolvePaymentsOptions } from '../../../src/core/payments/options.js';
+import { captureLogger } from '../../helpers/capture-logger.js';
 
 describe('terminal statuses', () => {
   it('default to the common names (DESIGN.md decision 7), compared without case; unknown statuses are not terminal', () => {
@@ -89,6 +90,22 @@ describe('defaultExtractPayment', () => {
     expect(await post({ ref: 'bad/id', state: 'succeeded' })).toBe(200);
     expect(await post({ ref: 'pay_nostatus' })).toBe(200);
     expect(await pay.payments.get('pay_nostatus')).toBeUndefined();
+  });
+
+  it('says so when a payment event carries no id or status where it looks (the payloads changed shape), and not for other events', async () => {
+    const secret = 'whsec_options_test';
+    const logger = captureLogger();
+    const pay = createPay({ env: {}, logger, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: secret } });
+    const post = async (payload: unknown) => {
+      const d = signWebhook({ payload, secret });
+      return (await pay.handle({ method: 'POST', path: '/webhooks', headers: d.headers, rawBody: d.body }))?.status;
+    };
+    expect(await post({ type: 'payment.succeeded', data: { payment: { id: 'pay_nested' } } })).toBe(200);
+    expect(await post({ type: 'refund.succeeded', data: { refund_id: 're_1' } })).toBe(200);
+    expect(await post({ type: 'payment_method.attached', data: { object: { id: 'pm_1' } } })).toBe(200);
+    const warned = logger.lines.map((line) => JSON.parse(line) as { level: string; msg: string; type?: string }).filter((line) => line.level === 'warn');
+    expect(warned.map((line) => line.type)).toEqual(['payment.succeeded']);
+    expect(warned[0]!.msg).toContain('pass payments.extractPayment');
   });
 
   it('a throwing extractor fails the delivery (500), so the sender retries', async () => {
