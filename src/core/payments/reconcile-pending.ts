@@ -2,7 +2,7 @@ import { invalidInput, toPayError } from '../errors.js';
 import type { LedgerEntry, LedgerSource } from '../stores/ledger-store.js';
 import type { Logger } from '../types.js';
 import type { Ledger } from './ledger.js';
-import { checkBudgetMs, type LearnedHere, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
+import { checkBudgetMs, type LearnedHere, type ReconcileHow, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
 
 /** Options of `pay.payments.reconcilePending()`, the sweep of unresolved payments. */
 export interface ReconcilePendingOptions {
@@ -71,7 +71,7 @@ export interface SweepReport {
 
 export interface SweepDeps {
   ledger: Ledger;
-  reconcile: (paymentId: string, options: ReconcileOptions, learned: LearnedHere) => Promise<ReconcileResult>;
+  reconcile: (paymentId: string, options: ReconcileOptions, learned: LearnedHere, how: ReconcileHow) => Promise<ReconcileResult>;
   now: () => number;
   logger: Logger;
 }
@@ -107,7 +107,7 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
     report.checked += 1;
     try {
       const learned: LearnedHere = {};
-      const result = await deps.reconcile(entry.paymentId, { budgetMs, signal: options.signal }, learned);
+      const result = await deps.reconcile(entry.paymentId, { budgetMs, signal: options.signal }, learned, { inSweep: true });
       // A status another poll learned (an overlapping sweep, the page's reconcile call) is that caller's to report,
       // also when a poll of this sweep moved the payment before it (processing → requires_action here, → succeeded there).
       if (result.status !== entry.status && (result.source === 'webhook' || (result.source === 'poll' && learned.status === result.status))) {

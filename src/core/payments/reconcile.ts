@@ -68,6 +68,11 @@ export interface ReconcileHow {
    * sweep's: an answer recorded after it stopped would be in no report, and the next sweep would not list the payment.
    */
   finishPollInFlight?: boolean;
+  /**
+   * A sweep's: a payment still unresolved at the end of its budget is a line of the sweep's report (and a debug
+   * line), not a warning at every run while the shopper has not finished (a bank transfer left pending).
+   */
+  inSweep?: boolean;
 }
 
 export interface ReconcileDeps {
@@ -187,7 +192,7 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   if (result.outcome === 'needs_reconciliation') {
     if (retryAfter > 0) result.retryAfterMs = retryAfter;
     if (lastError) result.lastError = { code: lastError.code, message: lastError.message };
-    deps.logger.warn({ paymentId, status: result.status, polls, elapsedMs: Math.round(performance.now() - started), lastError: lastError?.code, reason: lastError?.message, retryAfterMs: result.retryAfterMs }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
+    deps.logger[how.inSweep ? 'debug' : 'warn']({ paymentId, status: result.status, polls, elapsedMs: Math.round(performance.now() - started), lastError: lastError?.code, reason: lastError?.message, retryAfterMs: result.retryAfterMs }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
   }
   return result;
 }

@@ -626,6 +626,19 @@ describe('reconcilePending (the sweep)', () => {
     expect(again.changed).toEqual([]);
   });
 
+  it('reports a payment still under way in its summary, without a warning for it at every run', async () => {
+    const sweepLogger = captureLogger();
+    const pay = payFor(sb, { logger: sweepLogger });
+    const abandoned = await payByBank(pay, sb, { amount: 400, currency: 'EUR', orderId: 'sweep-quiet' });
+    secrets.push(abandoned.clientToken);
+    await pay.payments.reconcile(abandoned.paymentId, { budgetMs: 0 });
+    const warnedBefore = sweepLogger.lines.filter((line) => line.includes('"level":"warn"')).length;
+    for (let run = 0; run < 2; run++) expect((await pay.payments.reconcilePending()).unresolved).toContain(abandoned.paymentId);
+    const lines = sweepLogger.lines.map((line) => JSON.parse(line) as { level: string; msg: string; unresolved?: number });
+    expect(lines.filter((line) => line.level === 'warn')).toHaveLength(warnedBefore);
+    expect(lines.filter((line) => line.msg === 'payment sweep finished').map((line) => line.unresolved)).toEqual([1, 1]);
+  });
+
   it('stops starting payments when the service asks to wait (Retry-After), and reports how long', async () => {
     const pay = payFor(sb, { logger });
     for (let i = 0; i < 3; i++) {
