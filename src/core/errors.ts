@@ -37,7 +37,9 @@ export const ERROR_STATUS = {
   WEBHOOK_BODY_NOT_RAW: 500, // the receiver's setup (a body parser first), not the delivery: 5xx, so the sender retries once it is fixed
   WEBHOOK_INVALID_JSON: 400,
   WEBHOOK_REPLAYED: 400,
-  WEBHOOK_EVENT_ID_MISMATCH: 400,
+  // Every delivery of a service whose payload `id` is not the event id mismatches (webhooks.payloadEventId is the fix):
+  // 5xx, so the sender retries once it is fixed. A replay sent under another id is refused all the same.
+  WEBHOOK_EVENT_ID_MISMATCH: 500,
   WEBHOOK_HANDLER_FAILED: 500,
   DUPLICATE_IN_PROGRESS: 409,
   SYNC_IN_PROGRESS: 409,

@@ -4,7 +4,7 @@ import { HAND_OVER_UNREAD, readsNodeStreams, STREAM_READ_FIX } from '../request-
 import type { Framework, PayRequest } from '../types.js';
 import type { WebhookEvent } from './dispatch.js';
 
-/** Each way a delivery can fail verification; all answer 400 except BODY_TOO_LARGE (413) and WEBHOOK_BODY_NOT_RAW (500: the receiver's setup, so the sender retries once it is fixed). */
+/** Each way a delivery can fail verification; all answer 400 except BODY_TOO_LARGE (413), and WEBHOOK_BODY_NOT_RAW and WEBHOOK_EVENT_ID_MISMATCH (500: most likely the receiver's setup, so the sender retries once it is fixed). */
 export type WebhookVerificationCode =
   | 'WEBHOOK_MISSING_HEADER'
   | 'WEBHOOK_MALFORMED_SIGNATURE'
@@ -142,7 +142,7 @@ export function eventIdMismatch(header: string, signed: string): WebhookVerifica
   const quote = (id: string) => JSON.stringify(String(id).slice(0, 100));
   return new WebhookVerificationError(
     'WEBHOOK_EVENT_ID_MISMATCH',
-    `X-Pay-Event-Id ${quote(header)} is not the id the signed payload carries (${quote(signed)}). The signature does not cover the header, so it was changed on the way: a captured delivery sent again under another event id would run its handlers twice and have the real event taken for a duplicate. Pass the header unchanged; if your payment service's payload \`id\` is not the event id, set webhooks.payloadEventId to read it where it is, or to () => undefined.`,
+    `X-Pay-Event-Id ${quote(header)} is not the id the signed payload carries (${quote(signed)}). The signature does not cover the header, so it was changed on the way: a captured delivery sent again under another event id would run its handlers twice and have the real event taken for a duplicate. Pass the header unchanged; if your payment service's payload \`id\` is not the event id (then every delivery fails this way), set webhooks.payloadEventId to read it where it is, or to () => undefined. Answered 500, so the sender retries once that is fixed.`,
     { details: { eventId: header, payloadEventId: signed } },
   );
 }

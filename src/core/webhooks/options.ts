@@ -24,8 +24,9 @@ export interface WebhookOptions {
   eventType?: (payload: unknown) => string | undefined;
   /**
    * The event id inside the signed payload, which X-Pay-Event-Id (not covered by the signature) must equal, else
-   * 400 WEBHOOK_EVENT_ID_MISMATCH: a captured delivery sent first under another event id would otherwise run twice,
-   * and the real event be taken for a duplicate. Default: the payload's `id` field (a string, or a whole number);
+   * WEBHOOK_EVENT_ID_MISMATCH: a captured delivery sent first under another event id would otherwise run twice,
+   * and the real event be taken for a duplicate. Answered 500: where every delivery mismatches, the payload's `id` is
+   * not the event id, and the sender's retries get through once this option reads it. Default: the payload's `id` field (a string, or a whole number);
    * no check when it answers undefined (or null, or ''), so `() => undefined` switches it off. A whole number is
    * read as its digits; the header matches too when HTTP reshaped it (UTF-8 read as Latin-1, spaces trimmed).
    */

@@ -49,8 +49,15 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
         verified = isPending(checked) ? await checked : checked;
       } catch (error) {
         // The fix is in the message (the secret to check, the clock to sync): the operator needs it, not only the sender.
-        if (error instanceof WebhookVerificationError) logger.warn({ code: error.code, reason: error.message, eventId: claimedEventId(request.headers) }, 'webhook refused');
-        throw error;
+        if (!(error instanceof WebhookVerificationError)) throw error;
+        const fields = { code: error.code, reason: error.message, eventId: claimedEventId(request.headers) };
+        if (error.status < 500) {
+          logger.warn(fields, 'webhook refused');
+          throw error;
+        }
+        // A 5xx is the receiver's setup (the event id read from the payload): an error, logged here once.
+        logger.error(fields, 'webhook refused: the receiver\'s setup, not the delivery, is at fault; every delivery fails (500, so the sender retries) until it is fixed');
+        throw loggedWhereItArose(error);
       }
       const { eventId, timestamp, payload } = verified;
       // An event id the signed payload carries needs no replay guard: another id for these bytes was refused in verify.

@@ -110,6 +110,28 @@ describe('pay.webhooks.verify: genuine deliveries', () => {
   });
 });
 
+describe('a payment service whose payload `id` is not the event id', () => {
+  it('has each delivery answered 500 and logged once as an error naming the fix, so its retries get through once payloadEventId is set', async () => {
+    const logger = captureLogger();
+    const misread = payWithClock({ logger }).pay;
+    // The payment's id at the top, the event id only in the header.
+    const sent = delivery({ id: 'pay_77', type: 'payment.succeeded', data: { payment_id: 'pay_77', status: 'succeeded' } }, { eventId: 'evt_77' });
+    const first = await post(misread, { body: sent.body as string, headers: sent.headers });
+    expect([first.status, first.json.error?.code]).toEqual([500, 'WEBHOOK_EVENT_ID_MISMATCH']);
+    const said = logger.lines.map((line) => JSON.parse(line) as { level: string; msg: string; reason?: string }).filter((line) => line.level === 'error' || line.level === 'warn');
+    expect(said).toHaveLength(1);
+    expect(said[0]!.level).toBe('error');
+    expect(said[0]!.reason).toContain('set webhooks.payloadEventId');
+
+    // The sender retries the same delivery; the receiver now reads the event id where this service puts it.
+    const fixed = payWithClock({ webhooks: { payloadEventId: () => undefined } }).pay;
+    let runs = 0;
+    fixed.webhooks.onAny(() => void runs++);
+    expect((await post(fixed, { body: sent.body as string, headers: sent.headers })).json).toEqual({ received: true });
+    expect(runs).toBe(1);
+  });
+});
+
 describe('pay.webhooks.verify: the event id, which the signature does not cover', () => {
   it('must be the signed payload\'s id when it has one: a captured delivery sent first under another id neither runs nor takes that event', async () => {
     const { pay } = payWithClock();
@@ -118,7 +140,8 @@ describe('pay.webhooks.verify: the event id, which the signature does not cover'
     const genuineA = delivery({ ...payload, id: 'evt_A' }, { eventId: 'evt_A' });
     // The same signed bytes, raced ahead of the genuine delivery with a later event's id.
     const forged = await post(pay, { body: genuineA.body as string, headers: { ...genuineA.headers, 'x-pay-event-id': 'evt_B' } });
-    expect(forged.status).toBe(400);
+    // 500: where every delivery mismatches, the payload's id is not the event id, and the sender's retries get through once that is set.
+    expect(forged.status).toBe(500);
     expect(forged.json.error?.code).toBe('WEBHOOK_EVENT_ID_MISMATCH');
     // Nothing was bound or claimed: the genuine A runs, and B, when it comes, is no duplicate.
     expect((await post(pay, { body: genuineA.body as string, headers: genuineA.headers })).status).toBe(200);
