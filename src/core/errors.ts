@@ -76,12 +76,17 @@ export class PayError extends Error {
 
   /**
    * An app that loads the package both with import and with require() (its own code one way, a dependency
-   * the other) holds two PayError classes: an error from either is a PayError to both, by its mark.
-   * Subclasses (UpstreamError, …) keep the usual prototype check; their `code` tells them apart anyway.
+   * the other) holds two PayError classes: an error from either is a PayError to both, by its mark. A subclass
+   * (UpstreamError, …) is known by its name along the value's prototypes, which the build keeps, so the other
+   * copy's UpstreamError is an UpstreamError too.
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    if (this !== PayError) return Function.prototype[Symbol.hasInstance].call(this, value);
-    return typeof value === 'object' && value !== null && (value as { [PAY_ERROR]?: unknown })[PAY_ERROR] === true;
+    if (typeof value !== 'object' || value === null || (value as { [PAY_ERROR]?: unknown })[PAY_ERROR] !== true) return false;
+    if (this === PayError) return true;
+    for (let proto: object | null = Object.getPrototypeOf(value) as object | null; proto !== null; proto = Object.getPrototypeOf(proto) as object | null) {
+      if (proto === this.prototype || (Object.hasOwn(proto, 'constructor') && (proto as { constructor: { name?: unknown } }).constructor.name === this.name)) return true;
+    }
+    return false;
   }
 
   constructor(code: PayErrorCode, message: string, options: PayErrorOptions = {}) {

@@ -144,9 +144,9 @@ describe('the built package', () => {
     const script = `
       import { createRequire } from 'node:module';
       import express from 'express';
-      import { PayError } from 'paywidget-server';
+      import { PayError, UpstreamError, WebhookVerificationError } from 'paywidget-server';
       import { payMiddleware } from 'paywidget-server/express';
-      const { PayError: RequiredPayError, UpstreamError: RequiredUpstreamError } = createRequire(process.cwd() + '/')('paywidget-server');
+      const { PayError: RequiredPayError, UpstreamError: RequiredUpstreamError, WebhookVerificationError: RequiredVerificationError } = createRequire(process.cwd() + '/')('paywidget-server');
       const thrown = new RequiredPayError('ORDER_NOT_PAYABLE', 'paid already');
       const app = express();
       app.use('/pay', payMiddleware({ env: {}, payment: { apiUrl: 'http://127.0.0.1:9', merchantId: 'm', apiKey: 'k', webhookSecret: 's' },
@@ -154,11 +154,13 @@ describe('the built package', () => {
       const server = app.listen(0, '127.0.0.1', async () => {
         const response = await fetch('http://127.0.0.1:' + server.address().port + '/pay/widget-token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
         const upstream = new RequiredUpstreamError('payment', 503, undefined, new Uint8Array());
-        console.log(JSON.stringify([RequiredPayError !== PayError, thrown instanceof PayError, upstream instanceof PayError, new Error('x') instanceof PayError, null instanceof PayError, response.status, (await response.json()).error.code]));
+        const refused = new RequiredVerificationError('WEBHOOK_SIGNATURE_MISMATCH', 'x');
+        const subclasses = [upstream instanceof UpstreamError, refused instanceof WebhookVerificationError, refused instanceof UpstreamError, thrown instanceof UpstreamError, new UpstreamError('payment', 500, undefined, new Uint8Array()) instanceof RequiredUpstreamError];
+        console.log(JSON.stringify([RequiredPayError !== PayError, thrown instanceof PayError, upstream instanceof PayError, new Error('x') instanceof PayError, null instanceof PayError, response.status, (await response.json()).error.code, subclasses]));
         server.close();
       });`;
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: root });
-    expect(JSON.parse(stdout)).toEqual([true, true, true, false, false, 409, 'ORDER_NOT_PAYABLE']);
+    expect(JSON.parse(stdout)).toEqual([true, true, true, false, false, 409, 'ORDER_NOT_PAYABLE', [true, true, false, false, true]]);
   });
 });
 
