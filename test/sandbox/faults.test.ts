@@ -67,6 +67,20 @@ describe('sandbox: fault injection', () => {
     expect(() => sb!.faults.inject({ route: '/apis/v1/checkout/init' })).toThrow(/outside this service's paths/);
   });
 
+  it('refuses a route inside the prefix that reaches none of the service\'s routes, listing them', async () => {
+    sb = await startSandbox();
+    // A typo, a trailing slash, a query string, a method the path is not served with.
+    for (const route of ['POST /api/v1/checkout/intt', 'POST /api/v1/checkout/init/', 'POST /api/v1/checkout/init?x=1', 'GET /api/v1/checkout/init', 'PUT']) {
+      expect(() => sb!.faults.inject({ route, status: 500 }), route).toThrow(/none of this service's routes.*\(POST \/api\/v1\/checkout\/init, /);
+    }
+    expect(() => sb!.commerce.faults.inject({ route: 'GET /rest/default/V1/order' })).toThrow(/GET \/rest\/:scope\/V1\/orders/);
+    expect(sb.faults.list()).toEqual([]);
+    // A preflight or a HEAD reaches a path whatever methods it serves; so does a rule over HTTP, the same way.
+    sb.faults.inject({ route: 'OPTIONS /api/v1/checkout/init' });
+    expect((await call(`${sb.paymentUrl}/sandbox/faults`, { body: { route: 'POST /api/v1/checkout/intt', status: 500 } })).status).toBe(422);
+    expect(sb.faults.list()).toHaveLength(1);
+  });
+
   it('rate 0 never fires; a rule without a route hits any API route', async () => {
     sb = await startSandbox();
     sb.faults.inject({ rate: 0, times: Infinity, status: 500 });

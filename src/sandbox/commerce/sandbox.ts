@@ -60,8 +60,8 @@ export async function startCommerce(options: CommerceSandboxOptions, now: () => 
     silentPageSizeCap: pageSizeOption('silentPageSizeCap', options.silentPageSizeCap),
     counts: { orderReads: 0, searches: 0 },
   };
-  const faults = new FaultSet(Math.random, '/rest/');
   const router = new Router();
+  const faults = new FaultSet(router, '/rest/');
   addCommerceRoutes(router, cx);
   const concurrency = { now: 0, max: 0 };
   const server: SandboxServer = new SandboxServer(router, async (method, path, res) => {

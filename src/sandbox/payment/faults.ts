@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { compilePath, matchPath, paramName, type PathPattern } from '../shared/router.js';
+import { compilePath, matchPath, paramName, type PathPattern, type Router } from '../shared/router.js';
 import type { ServerResponse } from 'node:http';
 import type { SandboxServer } from '../shared/server.js';
 import type { ActiveFault, FaultInjector, FaultRule } from './types.js';
@@ -46,10 +46,11 @@ export function validateFaultRule(input: unknown): FaultRule {
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /**
- * "METHOD /path", "/path" or "METHOD". A rule that could never match (a typo in the method, a path outside
- * this service's prefix) is refused: it would let a resilience test pass without any fault injected.
+ * "METHOD /path", "/path" or "METHOD". A rule that could never match (a typo in the method or the path, a
+ * path outside this service's prefix, a method its path is not served with) is refused: it would let a
+ * resilience test pass without any fault injected.
  */
-function parseRoute(route: string | undefined, prefix: string): { method: string | undefined; path: PathPattern | undefined } {
+function parseRoute(route: string | undefined, prefix: string, router: Router): { method: string | undefined; path: PathPattern | undefined } {
   if (route === undefined) return { method: undefined, path: undefined };
   const refuse = (problem: string) => new TypeError(`route ${JSON.stringify(route)} ${problem}; write "METHOD ${prefix}…", "${prefix}…" or "METHOD"`);
   const parts = route.trim().split(/\s+/);
@@ -57,10 +58,14 @@ function parseRoute(route: string | undefined, prefix: string): { method: string
   const [methodPart, pathPart] = parts.length === 2 || !parts[0]!.startsWith('/') ? parts : [undefined, parts[0]];
   const method = methodPart === undefined || methodPart === '*' ? undefined : methodPart.toUpperCase();
   if (method !== undefined && !METHODS.has(method)) throw refuse(`names no HTTP method (${methodPart})`);
-  if (pathPart === undefined) return { method, path: undefined };
+  if (pathPart === undefined) {
+    if (router.reachable(method, undefined).length === 0) throw refuse(`names a method none of this service's routes takes (${router.list(prefix).join(', ')})`);
+    return { method, path: undefined };
+  }
   const path = compilePath(pathPart);
   // The first segment may be a parameter or a wildcard (it then matches the prefix too), else it must be the prefix's.
   if (paramName(path[0]!) === undefined && `/${path[0]}/` !== prefix) throw refuse(`is outside this service's paths, which begin with ${prefix}`);
+  if (router.reachable(method, path).length === 0) throw refuse(`matches none of this service's routes (${router.list(prefix).join(', ')}); check its spelling, method and trailing slash`);
   return { method, path };
 }
 
@@ -69,14 +74,16 @@ export class FaultSet implements FaultInjector {
   private faults: StoredFault[] = [];
 
   constructor(
-    private readonly random: () => number = Math.random,
+    /** The service's routes, which a rule must be able to reach. */
+    private readonly router: Router,
     /** Only paths under this prefix are eligible (`/api/` for the payment service, `/rest/` for the commerce platform). */
     private readonly prefix = '/api/',
+    private readonly random: () => number = Math.random,
   ) {}
 
   inject(input: FaultRule): string {
     const rule = validateFaultRule(input);
-    const { method, path } = parseRoute(rule.route, this.prefix);
+    const { method, path } = parseRoute(rule.route, this.prefix, this.router);
     const id = `flt_${randomBytes(6).toString('hex')}`;
     this.faults.push({ id, rule, method, path, remaining: rule.times ?? 1, hits: 0 });
     return id;

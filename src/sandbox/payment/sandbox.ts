@@ -56,7 +56,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     duplicates,
   });
   const payments = new PaymentStore(now, (payment) => void webhooks.paymentEvent(payment), nonNegative('confirmDelayMs', options.confirmDelayMs ?? 0));
-  const faults = new FaultSet();
+  const router = new Router();
+  const faults = new FaultSet(router);
   let baseUrl = '';
   const context: SandboxContext = {
     merchantId,
@@ -71,7 +72,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     baseUrl: () => baseUrl,
   };
 
-  const router = new Router();
   addApiRoutes(router, context);
   addControlRoutes(router, context);
   let widgetOrigin = '';

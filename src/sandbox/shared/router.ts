@@ -47,6 +47,11 @@ interface Route {
   handler: Handler;
 }
 
+/** Whether some path matches both patterns: as long, and each pair of segments equal where both are literal. */
+function overlap(a: PathPattern, b: PathPattern): boolean {
+  return a.length === b.length && a.every((segment, i) => segment === b[i] || paramName(segment) !== undefined || paramName(b[i]!) !== undefined);
+}
+
 export type RouteMatch =
   | { kind: 'found'; handler: Handler; params: Record<string, string> }
   | { kind: 'method_not_allowed'; allow: string[] }
@@ -58,6 +63,22 @@ export class Router {
   add(method: string, pattern: string, handler: Handler): this {
     this.routes.push({ method: method.toUpperCase(), pattern: compilePath(pattern), handler });
     return this;
+  }
+
+  /**
+   * The routes (as "METHOD /pattern") a request matching `method` (any, when undefined) and `pattern` (any path,
+   * when undefined) could reach. A preflight (OPTIONS) or a HEAD reaches a path whatever methods it serves.
+   */
+  reachable(method: string | undefined, pattern: PathPattern | undefined): string[] {
+    const anyMethod = method === undefined || method === 'OPTIONS' || method === 'HEAD';
+    return this.routes
+      .filter((route) => (anyMethod || route.method === method) && (pattern === undefined || overlap(route.pattern, pattern)))
+      .map((route) => `${route.method} /${route.pattern.join('/')}`);
+  }
+
+  /** Every route, as "METHOD /pattern", whose path begins with `prefix`. */
+  list(prefix: string): string[] {
+    return this.routes.filter((route) => `/${route.pattern.join('/')}`.startsWith(prefix)).map((route) => `${route.method} /${route.pattern.join('/')}`);
   }
 
   match(method: string, path: string): RouteMatch {
