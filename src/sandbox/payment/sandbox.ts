@@ -15,6 +15,7 @@ import { TokenStore } from './tokens.js';
 import type { Sandbox, SandboxOptions } from './types.js';
 import { WebhookSender } from './webhooks.js';
 import { redacted } from '../../core/secret.js';
+import { checkSandboxOptions } from '../options.js';
 
 function positive(name: string, value: number): number {
   if (nonNegative(name, value) === 0) throw new TypeError(`${name} must be above 0`);
@@ -35,6 +36,7 @@ function pollBudget(value: number | undefined): number | undefined {
 
 /** Starts the fake payment service on 127.0.0.1. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  checkSandboxOptions(options);
   const widgetPollBudgetMs = pollBudget(options.widgetPollBudgetMs); // checked before anything is started
   const now = options.now ?? Date.now;
   const merchantId = options.merchantId ?? 'merchant_sandbox';
