@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
+import { call, mint } from './helpers.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -32,6 +33,22 @@ describe('startSandbox options', () => {
       expect(await readdir(cwd)).toEqual([]);
     } finally {
       await rm(cwd, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('startSandbox without a clock', () => {
+  it('reads Date.now() at each reading, so fake timers that replace Date expire its tokens', async () => {
+    const sb = await startSandbox();
+    try {
+      const token = await mint(sb);
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(Date.now() + 15 * 60_000 + 1_000);
+      const lookup = await call(`${sb.paymentUrl}/api/v1/checkout/lookup`, { body: { widget_token: token } });
+      expect(lookup.status).toBe(410);
+    } finally {
+      vi.useRealTimers();
+      await sb.close();
     }
   });
 });

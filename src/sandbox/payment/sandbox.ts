@@ -38,7 +38,8 @@ function pollBudget(value: number | undefined): number | undefined {
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   checkSandboxOptions(options);
   const widgetPollBudgetMs = pollBudget(options.widgetPollBudgetMs); // checked before anything is started
-  const now = options.now ?? Date.now;
+  // Read at each call, not the function at start: fake timers that replace Date (vi.useFakeTimers) move it too.
+  const now = options.now ?? (() => Date.now());
   const merchantId = options.merchantId ?? 'merchant_sandbox';
   const apiKey = options.apiKey ?? `sk_test_${randomBytes(16).toString('hex')}`;
   const webhookSecret = options.webhookSecret ?? `whsec_${randomBytes(24).toString('hex')}`;

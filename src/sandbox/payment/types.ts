@@ -19,7 +19,11 @@ export interface SandboxOptions {
   webhookSecret?: string | undefined;
   /** Where signed webhooks are POSTed (http: only); can be set later with `setWebhookUrl`. */
   webhookUrl?: string | undefined;
-  /** Clock in ms, used for token expiry, `created` fields and webhook timestamps. Timers still run in real time. */
+  /**
+   * Clock in ms, used for token expiry, `created` fields and webhook timestamps (default `Date.now()` at each reading).
+   * Timers still run in real time. A test that moves it gives `createPay({ now })` the same clock: else the webhooks,
+   * signed by this clock, are refused as signed in the future.
+   */
   now?: (() => number) | undefined;
   /** Retries on non-2xx or network error, with delay `baseDelayMs * 2^(attempt-1)`. Defaults 5 attempts, 100 ms, 5000 ms per attempt. */
   webhookRetry?: { attempts?: number | undefined; baseDelayMs?: number | undefined; timeoutMs?: number | undefined } | undefined;
