@@ -34,7 +34,18 @@ export type SignedBodyOf<Payload> = 0 extends 1 & Payload ? string | Uint8Array 
 /** Signs a webhook delivery exactly as the payment service does, for merchants' own tests. */
 export function signWebhook<Payload>(options: SignWebhookOptions<Payload>): SignedWebhook<SignedBodyOf<Payload>>;
 export function signWebhook({ payload, secret, timestamp, eventId }: SignWebhookOptions): SignedWebhook {
-  const body = typeof payload === 'string' || payload instanceof Uint8Array ? payload : JSON.stringify(payload);
+  // Said here, in its own terms: node:crypto would complain of a "key" or "data" argument the caller never named.
+  if (typeof secret !== 'string' || secret === '') {
+    throw new TypeError(`signWebhook needs the webhook signing secret, as a non-empty string: { secret: process.env.PAY_WEBHOOK_SECRET } or the sandbox's webhookSecret (got ${secret === '' ? 'an empty string' : typeof secret}).`);
+  }
+  // By tag, not instanceof: a test runner's realm (jest) has typed arrays of its own.
+  const tag = Object.prototype.toString.call(payload);
+  if (tag === '[object ArrayBuffer]' || tag === '[object SharedArrayBuffer]' || (ArrayBuffer.isView(payload) && tag !== '[object Uint8Array]')) {
+    // JSON.stringify would sign "{}" for it.
+    throw new TypeError('signWebhook signs bytes given as a Uint8Array (or a Buffer): pass new Uint8Array(buffer), e.g. from await response.arrayBuffer().');
+  }
+  const body = typeof payload === 'string' || payload instanceof Uint8Array ? payload : (JSON.stringify(payload) as string | undefined);
+  if (body === undefined) throw new TypeError(`signWebhook needs a payload JSON can carry: an object, a string or bytes (got ${typeof payload}).`);
   const ts = String(timestamp ?? Math.floor(Date.now() / 1000));
   return {
     body,

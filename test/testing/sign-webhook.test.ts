@@ -75,6 +75,17 @@ describe('signWebhook', () => {
     expect(new Set(fresh.map((signed) => signed.headers['x-pay-event-id'])).size).toBe(3);
   });
 
+  it('refuses what it cannot sign as meant, naming the option: no secret, an empty one, no payload, bytes not in a Uint8Array', () => {
+    expect(() => signWebhook({ payload: {}, secret: undefined as never })).toThrow('signWebhook needs the webhook signing secret, as a non-empty string: { secret: process.env.PAY_WEBHOOK_SECRET } or the sandbox\'s webhookSecret (got undefined).');
+    expect(() => signWebhook({ payload: {}, secret: '' })).toThrow('(got an empty string)');
+    expect(() => signWebhook({ payload: undefined, secret: SECRET })).toThrow('signWebhook needs a payload JSON can carry: an object, a string or bytes (got undefined).');
+    const bytes = new TextEncoder().encode('{"id":"evt_bytes"}');
+    for (const payload of [bytes.buffer, new DataView(bytes.buffer), new Uint16Array(2)]) {
+      expect(() => signWebhook({ payload, secret: SECRET })).toThrow('pass new Uint8Array(buffer)');
+    }
+    expect(signWebhook({ payload: Buffer.from(bytes), secret: SECRET }).headers['x-pay-event-id']).toBe('evt_bytes');
+  });
+
   it('types the body as what it is at run time (npm test type-checks these lines)', () => {
     const recorded: string | Uint8Array = Math.random() < 2 ? new TextEncoder().encode('{}') : '{}';
     const parsed: unknown = JSON.parse('{"id":"evt_any"}');
