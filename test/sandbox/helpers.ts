@@ -58,8 +58,8 @@ export interface Received {
   body: string;
 }
 
-/** A webhook receiver on 127.0.0.1; `statuses` are answered in turn, then 200. */
-export async function startReceiver(statuses: number[] = []) {
+/** A webhook receiver on 127.0.0.1; `statuses` are answered in turn (a status, or one with a body), then 200. */
+export async function startReceiver(statuses: Array<number | { status: number; body: string }> = []) {
   const received: Received[] = [];
   const queue = [...statuses];
   const server = createServer((req, res) => {
@@ -67,7 +67,9 @@ export async function startReceiver(statuses: number[] = []) {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(queue.shift() ?? 200).end();
+      const next = queue.shift() ?? 200;
+      if (typeof next === 'number') res.writeHead(next).end();
+      else res.writeHead(next.status, { 'content-type': 'application/json' }).end(next.body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -8,7 +8,7 @@ afterEach(async () => {
   while (cleanup.length > 0) await cleanup.pop()!();
 });
 
-async function setup(statuses: number[] = [], options: Parameters<typeof startSandbox>[0] = {}) {
+async function setup(statuses: Parameters<typeof startReceiver>[0] = [], options: Parameters<typeof startSandbox>[0] = {}) {
   const receiver = await startReceiver(statuses);
   cleanup.push(receiver.close);
   const sb = await startSandbox({ webhookUrl: receiver.url, webhookRetry: { baseDelayMs: 10 }, ...options });
@@ -167,5 +167,18 @@ describe('sandbox: webhook delivery', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(sb.webhooks.delivered).toHaveLength(1);
     expect(receiver.received).toHaveLength(1);
+  });
+});
+
+describe('sandbox: what the receiver answered', () => {
+  it('is kept with each delivery, cut at 2 KiB, so a test sees why its app refused one', async () => {
+    const refusal = '{"error":{"code":"WEBHOOK_TIMESTAMP_IN_FUTURE","message":"signed 960 s in the future"}}';
+    const { sb } = await setup([{ status: 400, body: refusal }, { status: 500, body: 'x'.repeat(5000) }]);
+    expect((await payByCard(sb, sb.testCards.succeeds)).status).toBe(201);
+    await sb.webhooks.idle();
+    const [first, second, third] = sb.webhooks.delivered;
+    expect([first!.status, first!.answer]).toEqual([400, refusal]);
+    expect([second!.status, second!.answer!.length]).toEqual([500, 2048]);
+    expect([third!.status, third!.ok, third!.answer]).toEqual([200, true, '']);
   });
 });

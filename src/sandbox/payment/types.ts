@@ -117,6 +117,8 @@ export interface WebhookDelivery {
   ok: boolean;
   /** The network error or time-out, when there was no answer. */
   error?: string;
+  /** What the receiver answered (its first 2 KiB, as UTF-8), e.g. why it refused the delivery. */
+  answer?: string;
   /** The `X-Pay-Timestamp` sent (unix seconds as a string) and the `X-Pay-Signature`. */
   timestamp: string;
   signature: string;

@@ -95,6 +95,7 @@ export class WebhookSender {
         status: outcome.status,
         ok,
         ...(outcome.error === undefined ? {} : { error: outcome.error }),
+        ...(outcome.answer === undefined ? {} : { answer: outcome.answer }),
         timestamp: headers['x-pay-timestamp'],
         signature: headers['x-pay-signature'],
         body,
@@ -104,10 +105,12 @@ export class WebhookSender {
     }
   }
 
-  private post(url: URL, body: string, headers: Record<string, string>): Promise<{ status: number | null; error?: string }> {
+  private post(url: URL, body: string, headers: Record<string, string>): Promise<PostOutcome> {
     return new Promise((resolve) => {
       let settled = false;
-      const done = (result: { status: number | null; error?: string }) => {
+      /** The status, once the receiver answered: a failure while its body comes keeps it. */
+      let answered: number | null = null;
+      const done = (result: PostOutcome) => {
         if (settled) return;
         settled = true;
         this.requests.delete(req);
@@ -121,12 +124,29 @@ export class WebhookSender {
       });
       this.requests.add(req);
       req.on('response', (res) => {
-        res.resume();
-        done({ status: res.statusCode ?? null });
+        answered = res.statusCode ?? null;
+        // What the receiver said (why it refused, say), kept up to a limit; the rest is read and dropped.
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        res.on('data', (chunk: Buffer) => {
+          if (kept < MAX_ANSWER_BYTES) chunks.push(chunk);
+          kept += chunk.length;
+        });
+        const finish = () => done({ status: answered, answer: Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8') });
+        res.on('end', finish).on('close', finish).on('error', finish);
       });
       req.on('timeout', () => req.destroy(new Error(`no answer within ${this.options.timeoutMs} ms`)));
-      req.on('error', (err) => done({ status: null, error: err.message }));
+      req.on('error', (err) => done(answered === null ? { status: null, error: err.message } : { status: answered }));
       req.end(body);
     });
   }
 }
+
+interface PostOutcome {
+  status: number | null;
+  error?: string;
+  answer?: string;
+}
+
+/** How much of a receiver's answer a delivery record keeps. */
+const MAX_ANSWER_BYTES = 2048;
