@@ -46,25 +46,25 @@ describe('sandbox: fault injection', () => {
     expect(() => sb!.faults.inject({ status: 99 })).toThrow(TypeError);
     // A 1xx is not a final answer: the client would hang until its time-out instead of seeing the fault.
     for (const status of [100, 103, 199]) expect(() => sb!.faults.inject({ status })).toThrow(/final HTTP status \(200-599\)/);
-    expect(() => sb!.faults.inject({ route: 'GET  x y' })).toThrow(TypeError);
+    expect(() => sb!.faults.inject({ route: 'GET  x y', status: 500 })).toThrow(TypeError);
   });
 
   it('refuses a route that could never match, so a resilience test cannot pass with no fault injected', async () => {
     sb = await startSandbox();
     // No leading slash (once read as a method), the service's prefix missing, a misspelt method.
-    expect(() => sb!.faults.inject({ route: 'api/v1/checkout/init' })).toThrow(/names no HTTP method \(api\/v1\/checkout\/init\)/);
-    expect(() => sb!.faults.inject({ route: 'POST /v1/checkout/init' })).toThrow(/outside this service's paths, which begin with \/api\//);
-    expect(() => sb!.faults.inject({ route: 'PSOT /api/v1/checkout/init' })).toThrow(/names no HTTP method \(PSOT\)/);
-    expect(() => sb!.commerce.faults.inject({ route: 'GET /api/v1/payments/:id/status' })).toThrow(/begin with \/rest\//);
+    expect(() => sb!.faults.inject({ route: 'api/v1/checkout/init', status: 500 })).toThrow(/names no HTTP method \(api\/v1\/checkout\/init\)/);
+    expect(() => sb!.faults.inject({ route: 'POST /v1/checkout/init', status: 500 })).toThrow(/outside this service's paths, which begin with \/api\//);
+    expect(() => sb!.faults.inject({ route: 'PSOT /api/v1/checkout/init', status: 500 })).toThrow(/names no HTTP method \(PSOT\)/);
+    expect(() => sb!.commerce.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 500 })).toThrow(/begin with \/rest\//);
     expect(sb.faults.list()).toEqual([]);
     // What stays allowed: a method alone, any method, a lower-case one, a path alone.
     const allowed = ['POST', '* /api/v1/checkout/init', 'post /api/v1/checkout/init', '/api/v1/checkout/init', 'GET /*/v1/payments/:id/status', '/:root/v1/checkout/init', '* /{root}/v1/checkout/init'];
-    for (const route of allowed) sb.faults.inject({ route });
-    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders' });
-    sb.commerce.faults.inject({ route: 'GET /*/default/V1/orders' });
+    for (const route of allowed) sb.faults.inject({ route, status: 500 });
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 500 });
+    sb.commerce.faults.inject({ route: 'GET /*/default/V1/orders', status: 500 });
     expect(sb.faults.list()).toHaveLength(allowed.length);
     // A first segment that only starts like the prefix is outside it too.
-    expect(() => sb!.faults.inject({ route: '/apis/v1/checkout/init' })).toThrow(/outside this service's paths/);
+    expect(() => sb!.faults.inject({ route: '/apis/v1/checkout/init', status: 500 })).toThrow(/outside this service's paths/);
   });
 
   it('refuses a route inside the prefix that reaches none of the service\'s routes, listing them', async () => {
@@ -73,12 +73,22 @@ describe('sandbox: fault injection', () => {
     for (const route of ['POST /api/v1/checkout/intt', 'POST /api/v1/checkout/init/', 'POST /api/v1/checkout/init?x=1', 'GET /api/v1/checkout/init', 'PUT']) {
       expect(() => sb!.faults.inject({ route, status: 500 }), route).toThrow(/none of this service's routes.*\(POST \/api\/v1\/checkout\/init, /);
     }
-    expect(() => sb!.commerce.faults.inject({ route: 'GET /rest/default/V1/order' })).toThrow(/GET \/rest\/:scope\/V1\/orders/);
+    expect(() => sb!.commerce.faults.inject({ route: 'GET /rest/default/V1/order', status: 500 })).toThrow(/GET \/rest\/:scope\/V1\/orders/);
     expect(sb.faults.list()).toEqual([]);
     // A preflight or a HEAD reaches a path whatever methods it serves; so does a rule over HTTP, the same way.
-    sb.faults.inject({ route: 'OPTIONS /api/v1/checkout/init' });
+    sb.faults.inject({ route: 'OPTIONS /api/v1/checkout/init', status: 500 });
     expect((await call(`${sb.paymentUrl}/sandbox/faults`, { body: { route: 'POST /api/v1/checkout/intt', status: 500 } })).status).toBe(422);
     expect(sb.faults.list()).toHaveLength(1);
+  });
+
+  it('refuses a rule that does nothing, which a request would use up while served as usual', async () => {
+    sb = await startSandbox();
+    for (const rule of [{}, { hang: false }, { latencyMs: 0 }, { route: 'POST /api/v1/checkout/init', times: 2 }]) {
+      expect(() => sb!.faults.inject(rule), JSON.stringify(rule)).toThrow('a fault rule must do something: give it a status, a body, latencyMs above 0, hang: true or malformed: true');
+    }
+    expect(() => sb!.faults.inject({ headers: { 'Retry-After': '1' } })).toThrow('headers go with an answer: give the rule a status or a body too');
+    expect(sb.faults.list()).toEqual([]);
+    expect((await mintCall(sb)).status).toBe(201);
   });
 
   it('rate 0 never fires; a rule without a route hits any API route', async () => {
