@@ -38,9 +38,9 @@ export function validateFaultRule(input: unknown): FaultRule {
   check(latencyMs === undefined || (typeof latencyMs === 'number' && Number.isFinite(latencyMs) && latencyMs >= 0), 'latencyMs must be a non-negative number');
   check(hang === undefined || typeof hang === 'boolean', 'hang must be a boolean');
   check(malformed === undefined || typeof malformed === 'boolean', 'malformed must be a boolean');
-  // A rule that does nothing would be used up by a request served as usual: a test would pass with no fault.
-  check(status !== undefined || body !== undefined || (latencyMs as number) > 0 || hang === true || malformed === true,
-    headers === undefined ? 'a fault rule must do something: give it a status, a body, latencyMs above 0, hang: true or malformed: true' : 'headers go with an answer: give the rule a status or a body too');
+  // Headers alone would be dropped, the request served as usual: a test meaning a 429 with Retry-After would get a 201.
+  // (A rule with no answer, latency or hang at all is a counter: its hits count the requests it matched.)
+  check(headers === undefined || status !== undefined || body !== undefined || malformed === true, 'headers go with an answer: give the rule a status or a body too');
   const copy: FaultRule = { ...(rule as FaultRule) };
   if (headers) copy.headers = { ...(headers as Record<string, string>) };
   return copy;
