@@ -113,8 +113,7 @@ export class CommerceError extends PayError {
   override readonly name = 'CommerceError';
   /** The platform's own HTTP status (401, 404, 5xx…); `status` is what the library's routes answer. */
   readonly upstreamStatus: number | undefined;
-  /** The platform's error body, parsed (`{ message, parameters }`), for code; never echoed to the browser. */
-  readonly body: MagentoErrorBody | undefined;
+  readonly #body: MagentoErrorBody | undefined;
 
   constructor(code: PayErrorCode, message: string, options: CommerceErrorOptions = {}) {
     super(code, message, {
@@ -122,7 +121,16 @@ export class CommerceError extends PayError {
       details: { service: 'commerce', ...(options.upstreamStatus !== undefined ? { upstreamStatus: options.upstreamStatus } : {}), ...options.details },
     });
     this.upstreamStatus = options.upstreamStatus;
-    this.body = options.body;
+    this.#body = options.body;
+  }
+
+  /**
+   * The platform's error body, parsed (`{ message, parameters }`), for code; never echoed to the browser. A getter,
+   * not a field: pino's error serializer takes any field with a `message` for an error of its own, and logged it as
+   * one with an empty stack and no parameters (the message above already says what the platform said).
+   */
+  get body(): MagentoErrorBody | undefined {
+    return this.#body;
   }
 
   /** Set when the platform refused the page size: its `Maximum SearchCriteria pageSize is N`. */

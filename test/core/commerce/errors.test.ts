@@ -72,6 +72,15 @@ describe('the page-size cap and the store hints', () => {
     expect(error.message).toBe('The commerce platform refused an order search with HTTP 400: Maximum SearchCriteria pageSize is 300; ask for at most 300 orders a page (pageSize), or page with orders.iterate(), which keeps to the cap.');
   });
 
+  it('keeps the platform\'s body for code, but not among the fields a logger walks (pino takes a field with a message for an error)', () => {
+    const error = commerceFailure('an order search', answer(500, { message: 'Internal error %1', parameters: ['db'] }));
+    expect(error.body).toEqual({ message: 'Internal error %1', parameters: ['db'] });
+    const walked: string[] = [];
+    for (const key in error) walked.push(key);
+    expect(walked).not.toContain('body');
+    expect(walked).toContain('upstreamStatus');
+  });
+
   it('still names COMMERCE_SCOPE for the older "store wasn\'t found" 400', () => {
     const error = commerceFailure('the admin token request', answer(400, { message: "The store that was requested wasn't found. Verify the store and try again." }));
     expect(error.message).toBe("The commerce platform refused the admin token request with HTTP 400: The store that was requested wasn't found. Verify the store and try again; no store view has the code in the URL: check COMMERCE_SCOPE (commerce.scope), or leave it unset for `default`.");
