@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { defineConfig } from 'tsup';
 
@@ -32,7 +32,11 @@ export default defineConfig({
   define: { __PAYWIDGET_VERSION__: JSON.stringify(version) },
   // Frameworks are optional peer dependencies: never bundle them.
   external: ['express', 'koa', '@koa/router', 'next', 'ioredis', 'redis'],
-  onSuccess: async () => relativeSourceMaps('dist'),
+  onSuccess: async () => {
+    // The `paywidget` command runs as ESM (package.json's bin); one tsup config builds every entry in both formats.
+    for (const file of ['dist/cli/index.cjs', 'dist/cli/index.cjs.map']) rmSync(file, { force: true });
+    relativeSourceMaps('dist');
+  },
 });
 
 /**
