@@ -2,7 +2,10 @@
  * A page that goes away mid-request: `POST /payments/:id/reconcile` stops polling the payment service
  * (each poll would otherwise go on for the whole budget, for nobody). Real frameworks over real HTTP.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
+import { connect as http2Connect, constants as http2Constants, createSecureServer } from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,6 +76,31 @@ describe.each([
     } finally {
       done();
       await app.close();
+    }
+  });
+});
+
+describe('Koa 3 on HTTP/2: a client that resets its stream during POST /payments/:id/reconcile', () => {
+  it('stops the polling', async () => {
+    const tls = (file: string) => readFileSync(new URL(`../fixtures/tls/${file}`, import.meta.url));
+    const app = new Koa();
+    app.use(payRouter(pay, { prefix: '/pay' }).routes());
+    const server = createSecureServer({ key: tls('key.pem'), cert: tls('cert.pem'), allowHTTP1: true }, app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = http2Connect(`https://127.0.0.1:${(server.address() as AddressInfo).port}`, { rejectUnauthorized: false });
+    client.on('error', () => {});
+    const { id, polls, done } = pollsOfAPaymentUnderWay();
+    try {
+      const stream = client.request({ ':method': 'POST', ':path': `/pay/payments/${id}/reconcile`, 'content-type': 'application/json' });
+      stream.on('error', () => {});
+      stream.end('{}');
+      const { whilePresent, after } = await pollsAround(() => stream.close(http2Constants.NGHTTP2_CANCEL), polls);
+      expect(whilePresent).toBeGreaterThan(3);
+      expect(after).toBe(0); // its compatibility response said finished: the hang-up went unheard
+    } finally {
+      done();
+      client.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 });

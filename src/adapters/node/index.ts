@@ -93,8 +93,10 @@ class NodePayRequest implements PayRequest {
     if (this.#signal !== undefined || res === undefined) return this.#signal;
     const controller = new AbortController();
     const gone = () => controller.abort(new Error('The client closed the connection before its answer was sent.'));
-    const closed = () => res.writableFinished || gone(); // a response sent in full is no client gone
-    if (res.destroyed) closed();
+    // A response ended and sent in full is no client gone. Ended too: HTTP/2's compatibility response says
+    // finished once its stream is gone, the client having reset it or not.
+    const closed = () => (res.writableEnded && res.writableFinished) || gone();
+    if (isGone(res)) closed();
     else res.once('close', closed);
     return (this.#signal = controller.signal);
   }
@@ -147,11 +149,16 @@ async function readStream(req: IncomingMessage, limit: number, coding: string | 
   }
 }
 
+/** Whether the response can no longer be written: destroyed, or (HTTP/2, whose response has no `destroyed`) its stream. */
+function isGone(res: ServerResponse): boolean {
+  return res.destroyed === true || (res as { stream?: { destroyed?: boolean } }).stream?.destroyed === true;
+}
+
 /** Writes a core response to Node's response. */
 export function sendPayResponse(res: ServerResponse, response: PayResponse): void {
   // Something else answered first (a request time-out middleware): writing again would throw, and on
   // Express 4, which ignores a middleware's promise, the throw would end the process.
-  if (res.headersSent || res.writableEnded || res.destroyed) return;
+  if (res.headersSent || res.writableEnded || isGone(res)) return;
   // writeHead keeps headers set earlier (CORS middleware) and skips setHeader's per-call bookkeeping; it fixes
   // the headers at once, so the length is given here (else the answer goes out chunked). A HEAD answer brings
   // the length its GET would have had. A 204 or 304 carries no body and must not claim a length (RFC 9110).
