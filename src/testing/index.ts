@@ -44,7 +44,8 @@ export function signWebhook({ payload, secret, timestamp, eventId }: SignWebhook
     // JSON.stringify would sign "{}" for it.
     throw new TypeError('signWebhook signs bytes given as a Uint8Array (or a Buffer): pass new Uint8Array(buffer), e.g. from await response.arrayBuffer().');
   }
-  const body = typeof payload === 'string' || payload instanceof Uint8Array ? payload : (JSON.stringify(payload) as string | undefined);
+  const bytes = tag === '[object Uint8Array]' ? (payload as Uint8Array) : undefined;
+  const body = typeof payload === 'string' ? payload : bytes ?? (JSON.stringify(payload) as string | undefined);
   if (body === undefined) throw new TypeError(`signWebhook needs a payload JSON can carry: an object, a string or bytes (got ${typeof payload}).`);
   const ts = String(timestamp ?? Math.floor(Date.now() / 1000));
   return {
@@ -53,7 +54,7 @@ export function signWebhook({ payload, secret, timestamp, eventId }: SignWebhook
       'content-type': 'application/json',
       'x-pay-signature': computeSignature(secret, ts, body),
       'x-pay-timestamp': ts,
-      'x-pay-event-id': eventId ?? idOf(payload) ?? `evt_${randomUUID()}`,
+      'x-pay-event-id': eventId ?? idOf(bytes ?? payload) ?? `evt_${randomUUID()}`,
     },
   };
 }
@@ -64,10 +65,10 @@ export function signWebhook({ payload, secret, timestamp, eventId }: SignWebhook
  */
 function idOf(payload: unknown): string | undefined {
   let event = payload;
-  if (typeof payload === 'string' || payload instanceof Uint8Array) {
+  if (typeof payload === 'string' || Object.prototype.toString.call(payload) === '[object Uint8Array]') {
     try {
       // A byte order mark is dropped, as the library drops it (TextDecoder does so for bytes).
-      event = JSON.parse(typeof payload === 'string' ? payload.replace(/^\uFEFF/, '') : new TextDecoder().decode(payload));
+      event = JSON.parse(typeof payload === 'string' ? payload.replace(/^\uFEFF/, '') : new TextDecoder().decode(payload as Uint8Array));
     } catch {
       return undefined; // not JSON: nothing to take the id from
     }

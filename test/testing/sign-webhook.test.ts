@@ -4,6 +4,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { runInNewContext } from 'node:vm';
 import express from 'express';
 import { createPay } from 'paywidget-server';
 import { payMiddleware } from 'paywidget-server/express';
@@ -84,6 +85,15 @@ describe('signWebhook', () => {
       expect(() => signWebhook({ payload, secret: SECRET })).toThrow('pass new Uint8Array(buffer)');
     }
     expect(signWebhook({ payload: Buffer.from(bytes), secret: SECRET }).headers['x-pay-event-id']).toBe('evt_bytes');
+  });
+
+  it('signs bytes made in another realm (a jest test\'s Uint8Array) as the bytes they are', async () => {
+    const foreign = runInNewContext('new Uint8Array(bytes)', { bytes: [...new TextEncoder().encode('{"id":"evt_realm","type":"payment.succeeded"}')] }) as Uint8Array<ArrayBuffer>;
+    expect(foreign instanceof Uint8Array).toBe(false);
+    const signed = signWebhook({ payload: foreign, secret: SECRET });
+    expect(signed.body).toBe(foreign);
+    expect(signed.headers['x-pay-event-id']).toBe('evt_realm');
+    expect(await deliver(signed)).toEqual({ status: 200, body: { received: true } });
   });
 
   it('types the body as what it is at run time (npm test type-checks these lines)', () => {

@@ -70,7 +70,8 @@ export interface ReconcileHow {
   finishPollInFlight?: boolean;
   /**
    * A sweep's: a payment still unresolved at the end of its budget is a line of the sweep's report (and a debug
-   * line), not a warning at every run while the shopper has not finished (a bank transfer left pending).
+   * line), not a warning at every run while the shopper has not finished (a bank transfer left pending). One the
+   * service could not answer about is still a warning.
    */
   inSweep?: boolean;
 }
@@ -192,7 +193,9 @@ export async function reconcilePayment(deps: ReconcileDeps, paymentIdInput: stri
   if (result.outcome === 'needs_reconciliation') {
     if (retryAfter > 0) result.retryAfterMs = retryAfter;
     if (lastError) result.lastError = { code: lastError.code, message: lastError.message };
-    deps.logger[how.inSweep ? 'debug' : 'warn']({ paymentId, status: result.status, polls, elapsedMs: Math.round(performance.now() - started), lastError: lastError?.code, reason: lastError?.message, retryAfterMs: result.retryAfterMs }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
+    // In a sweep, a payment the service answered about but that is still under way is its summary's; one the service
+    // could not answer about (5xx, time-out) is a warning there too, or an outage would pass without a word.
+    deps.logger[how.inSweep && lastError === undefined ? 'debug' : 'warn']({ paymentId, status: result.status, polls, elapsedMs: Math.round(performance.now() - started), lastError: lastError?.code, reason: lastError?.message, retryAfterMs: result.retryAfterMs }, 'payment still unresolved after the poll budget; it needs reconciliation (sweep or webhook)');
   }
   return result;
 }

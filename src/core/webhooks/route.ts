@@ -26,7 +26,8 @@ const STORE_RETRY_AFTER_SECONDS = '5';
 /**
  * `POST /webhooks`: raw body → verify → claim → dispatch → complete.
  * 200 processed or duplicate (done); 409 + Retry-After while another attempt runs it; 400 / 413 not
- * verified; 500 a handler failed (claim released, the retry is processed); 503 store unavailable.
+ * verified (500 for WEBHOOK_BODY_NOT_RAW and WEBHOOK_EVENT_ID_MISMATCH: the receiver's setup); 500 a handler
+ * failed (claim released, the retry is processed); 503 store unavailable.
  * The store is touched only after the signature checked out.
  */
 export function webhookRoute(deps: WebhookRouteDeps): Route {

@@ -639,6 +639,22 @@ describe('reconcilePending (the sweep)', () => {
     expect(lines.filter((line) => line.msg === 'payment sweep finished').map((line) => line.unresolved)).toEqual([1, 1]);
   });
 
+  it('still warns of a payment the service could not answer about, so an outage during a sweep is heard', async () => {
+    const sweepLogger = captureLogger();
+    const pay = payFor(sb, { logger: sweepLogger, http: { maxRetries: 0 } });
+    const pending = await payByBank(pay, sb, { amount: 400, currency: 'EUR', orderId: 'sweep-outage' });
+    secrets.push(pending.clientToken);
+    await pay.payments.reconcile(pending.paymentId, { budgetMs: 0 });
+    const outage = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 503, times: Infinity });
+    try {
+      expect((await pay.payments.reconcilePending({ budgetMs: 200 })).unresolved).toEqual([pending.paymentId]);
+    } finally {
+      sb.faults.remove(outage);
+    }
+    const warned = sweepLogger.lines.map((line) => JSON.parse(line) as { level: string; paymentId?: string; lastError?: string }).filter((line) => line.level === 'warn');
+    expect(warned).toContainEqual(expect.objectContaining({ paymentId: pending.paymentId, lastError: 'UPSTREAM_ERROR' }));
+  });
+
   it('stops starting payments when the service asks to wait (Retry-After), and reports how long', async () => {
     const pay = payFor(sb, { logger });
     for (let i = 0; i < 3; i++) {
