@@ -175,6 +175,10 @@ export function loggedWhereItArose<E extends object>(error: E): E {
   return error;
 }
 
+/** Whether the error, or one it wraps (a hidden message over a refused login, say), was logged where it arose. */
 export function wasLogged(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && loggedAtSource.has(error);
+  for (let at = error, depth = 0; typeof at === 'object' && at !== null && depth < 10; at = (at as { cause?: unknown }).cause, depth++) {
+    if (loggedAtSource.has(at)) return true;
+  }
+  return false;
 }

@@ -1,4 +1,4 @@
-import { loggedWhereItArose, PayError, toPayError, wasLogged } from '../errors.js';
+import { PayError, toPayError } from '../errors.js';
 import { checkMintInput, type MintInput } from '../payments/mint.js';
 import type { WidgetToken } from '../payments/widget-token.js';
 import { jsonResponse } from '../json-response.js';
@@ -67,9 +67,7 @@ function checkoutFailure(error: unknown, isMerchantHook: boolean): unknown {
     });
   }
   if (error.status < 500 || error.code === 'INTERNAL_ERROR') return error;
-  const hidden = new PayError(error.code, 'What this order costs could not be read from the merchant\'s systems; the details are in the server log.', { status: error.status, cause: error });
-  // Logged where it arose (a refused admin login), it is not logged again as this.
-  return wasLogged(error) ? loggedWhereItArose(hidden) : hidden;
+  return new PayError(error.code, 'What this order costs could not be read from the merchant\'s systems; the details are in the server log.', { status: error.status, cause: error });
 }
 
 /**
