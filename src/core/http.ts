@@ -180,12 +180,19 @@ export function upstreamRefusal(service: string, response: UpstreamResponse, cre
   return new UpstreamError(service, status, response.headers.get('content-type') ?? undefined, response.body, message, response.headers.get('retry-after') ?? undefined);
 }
 
-/** The start of what an upstream said in a refusal, for a log line (its secrets were redacted when it was read). */
-export function answerExcerpt(error: UpstreamError): string {
-  const text = error.bodyText;
-  return text.length > ANSWER_EXCERPT_CHARS ? `${text.slice(0, ANSWER_EXCERPT_CHARS)}…` : text;
+/** Characters of an answer shown in a log line or by the CLI: enough for a JSON error or a proxy's headline, not a whole HTML page. */
+const EXCERPT_CHARS = 300;
+/** Bytes decoded of an answer (which may hold up to 64 MiB): room for EXCERPT_CHARS characters of four bytes, and runs of spaces. */
+const EXCERPT_BYTES = EXCERPT_CHARS * 16;
+
+/**
+ * The start of what an upstream said in a refusal, on one line (whitespace runs as one space), its first
+ * EXCERPT_CHARS characters; `cut` when it says more. Its secrets were redacted when it was read (callUpstream).
+ */
+export function answerExcerpt(error: UpstreamError): { text: string; cut: boolean } {
+  const characters = [...new TextDecoder().decode(error.body.subarray(0, EXCERPT_BYTES)).replace(/\s+/g, ' ').trim()];
+  return { text: characters.slice(0, EXCERPT_CHARS).join(''), cut: characters.length > EXCERPT_CHARS || error.body.byteLength > EXCERPT_BYTES };
 }
-const ANSWER_EXCERPT_CHARS = 300;
 
 /**
  * Parses a JSON body, or throws UPSTREAM_INVALID_RESPONSE saying what came back instead.

@@ -47,7 +47,8 @@ export async function mintWidgetToken(ctx: MintContext, input: MintInput): Promi
 
   if (!response.ok) {
     const refusal = upstreamRefusal('payment', response, MERCHANT_CREDENTIALS_HINT);
-    const fields = { orderId, status: response.status, answer: answerExcerpt(refusal), ...(refusal.retryAfter === undefined ? {} : { retryAfter: refusal.retryAfter }) };
+    const answer = answerExcerpt(refusal);
+    const fields = { orderId, status: response.status, answer: answer.cut ? `${answer.text}…` : answer.text, ...(refusal.retryAfter === undefined ? {} : { retryAfter: refusal.retryAfter }) };
     if (response.status < 500) {
       ctx.logger.warn(fields, mintRefusal(response.status));
       throw refusal;
