@@ -62,13 +62,13 @@ function parseRoute(route: string | undefined, prefix: string, router: Router): 
   const method = methodPart === undefined || methodPart === '*' ? undefined : methodPart.toUpperCase();
   if (method !== undefined && !METHODS.has(method)) throw refuse(`names no HTTP method (${methodPart})`);
   if (pathPart === undefined) {
-    if (router.reachable(method, undefined).length === 0) throw refuse(`names a method none of this service's routes takes (${router.list(prefix).join(', ')})`);
+    if (!router.reaches(method, undefined)) throw refuse(`names a method none of this service's routes takes (${router.list(prefix).join(', ')})`);
     return { method, path: undefined };
   }
   const path = compilePath(pathPart);
   // The first segment may be a parameter or a wildcard (it then matches the prefix too), else it must be the prefix's.
   if (paramName(path[0]!) === undefined && `/${path[0]}/` !== prefix) throw refuse(`is outside this service's paths, which begin with ${prefix}`);
-  if (router.reachable(method, path).length === 0) throw refuse(`matches none of this service's routes (${router.list(prefix).join(', ')}); check its spelling, method and trailing slash`);
+  if (!router.reaches(method, path)) throw refuse(`matches none of this service's routes (${router.list(prefix).join(', ')}); check its spelling, method and trailing slash`);
   return { method, path };
 }
 

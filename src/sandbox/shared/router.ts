@@ -66,17 +66,15 @@ export class Router {
   }
 
   /**
-   * The routes (as "METHOD /pattern") a request matching `method` (any, when undefined) and `pattern` (any path,
-   * when undefined) could reach. A preflight (OPTIONS) or a HEAD reaches a path whatever methods it serves.
+   * Whether a request matching `method` (any, when undefined) and `pattern` (any path, when undefined) could reach
+   * a route. A preflight (OPTIONS) or a HEAD reaches a path whatever methods it serves.
    */
-  reachable(method: string | undefined, pattern: PathPattern | undefined): string[] {
+  reaches(method: string | undefined, pattern: PathPattern | undefined): boolean {
     const anyMethod = method === undefined || method === 'OPTIONS' || method === 'HEAD';
-    return this.routes
-      .filter((route) => (anyMethod || route.method === method) && (pattern === undefined || overlap(route.pattern, pattern)))
-      .map((route) => `${route.method} /${route.pattern.join('/')}`);
+    return this.routes.some((route) => (anyMethod || route.method === method) && (pattern === undefined || overlap(route.pattern, pattern)));
   }
 
-  /** Every route, as "METHOD /pattern", whose path begins with `prefix`. */
+  /** Every route whose path begins with `prefix`, as "METHOD /pattern". */
   list(prefix: string): string[] {
     return this.routes.filter((route) => `/${route.pattern.join('/')}`.startsWith(prefix)).map((route) => `${route.method} /${route.pattern.join('/')}`);
   }
