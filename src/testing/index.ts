@@ -44,8 +44,9 @@ export function signWebhook({ payload, secret, timestamp, eventId }: SignWebhook
     // JSON.stringify would sign "{}" for it.
     throw new TypeError('signWebhook signs bytes given as a Uint8Array (or a Buffer): pass new Uint8Array(buffer), e.g. from await response.arrayBuffer().');
   }
-  const bytes = tag === '[object Uint8Array]' ? (payload as Uint8Array) : undefined;
-  const body = typeof payload === 'string' ? payload : bytes ?? (JSON.stringify(payload) as string | undefined);
+  // Text or bytes (a recorded delivery) are signed as they are; anything else as its JSON.
+  const asSent = typeof payload === 'string' ? payload : tag === '[object Uint8Array]' ? (payload as Uint8Array) : undefined;
+  const body = asSent ?? (JSON.stringify(payload) as string | undefined);
   if (body === undefined) throw new TypeError(`signWebhook needs a payload JSON can carry: an object, a string or bytes (got ${typeof payload}).`);
   const ts = String(timestamp ?? Math.floor(Date.now() / 1000));
   return {
@@ -54,25 +55,21 @@ export function signWebhook({ payload, secret, timestamp, eventId }: SignWebhook
       'content-type': 'application/json',
       'x-pay-signature': computeSignature(secret, ts, body),
       'x-pay-timestamp': ts,
-      'x-pay-event-id': eventId ?? idOf(bytes ?? payload) ?? `evt_${randomUUID()}`,
+      'x-pay-event-id': eventId ?? defaultPayloadEventId(asSent === undefined ? payload : parsedOrUndefined(asSent)) ?? `evt_${randomUUID()}`,
     },
   };
 }
 
 /**
- * The event id the payment service would send: the payload's own `id`. A recorded delivery signed again
- * keeps its id, so a test of the service's retry sees the duplicate it would see in production.
+ * A delivery given as text or bytes, read as the library reads it, for its `id`: a recorded delivery signed again
+ * keeps its id, so a test of the service's retry sees the duplicate it would see in production. (The event id is
+ * then the library's own reading of `id`, a whole number as its digits: a delivery it would refuse is no use in a test.)
  */
-function idOf(payload: unknown): string | undefined {
-  let event = payload;
-  if (typeof payload === 'string' || Object.prototype.toString.call(payload) === '[object Uint8Array]') {
-    try {
-      // A byte order mark is dropped, as the library drops it (TextDecoder does so for bytes).
-      event = JSON.parse(typeof payload === 'string' ? payload.replace(/^\uFEFF/, '') : new TextDecoder().decode(payload as Uint8Array));
-    } catch {
-      return undefined; // not JSON: nothing to take the id from
-    }
+function parsedOrUndefined(sent: string | Uint8Array): unknown {
+  try {
+    // A byte order mark is dropped, as the library drops it (TextDecoder does so for bytes).
+    return JSON.parse(typeof sent === 'string' ? sent.replace(/^\uFEFF/, '') : new TextDecoder().decode(sent));
+  } catch {
+    return undefined; // not JSON: nothing to take the id from
   }
-  // The library's own reading of it (a whole number as its digits): a delivery it would refuse is no use in a test.
-  return defaultPayloadEventId(event);
 }
