@@ -128,8 +128,8 @@ const PLUS = 0x2b;
 function isEscapeLead(byte: number | undefined): boolean {
   return byte === BACKSLASH || byte === PERCENT || byte === AMPERSAND || byte === PLUS;
 }
-const JSON_SHORT_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
-const JSON_SHORT_ESCAPE_LIST = Object.entries(JSON_SHORT_ESCAPES);
+/** JSON's short escapes: the letter after the backslash, and the character it stands for. */
+const JSON_SHORT_ESCAPES: readonly (readonly [string, string])[] = [['"', '"'], ['\\', '\\'], ['/', '/'], ['b', '\b'], ['f', '\f'], ['n', '\n'], ['r', '\r'], ['t', '\t']];
 const QUOTE = 0x22;
 /** HTML's named references for ASCII characters (HTML5 names every punctuation mark: PHP's ENT_HTML5 writes `&lowbar;`). */
 const NAMED_ENTITIES: Record<string, string> = {
@@ -216,7 +216,7 @@ function matchJsonEscape(bytes: Uint8Array, i: number, char: string, twice: bool
     }
     return at;
   }
-  for (const [short, value] of JSON_SHORT_ESCAPE_LIST) {
+  for (const [short, value] of JSON_SHORT_ESCAPES) {
     if (value !== char) continue;
     if (leadDoubled && short === '"' && bytes[at] === QUOTE) return -1;
     const end = syntax(bytes, at, short, twice);

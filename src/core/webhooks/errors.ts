@@ -139,7 +139,7 @@ export function bodyTooLarge(maxBodyBytes: number): WebhookVerificationError {
 
 /** The header's event id is not the one in the signed payload: the header, which the signature does not cover, was changed. */
 export function eventIdMismatch(header: string, signed: string): WebhookVerificationError {
-  const quote = (id: string) => JSON.stringify(String(id).slice(0, 100));
+  const quote = (id: string) => JSON.stringify(id.slice(0, 100));
   return new WebhookVerificationError(
     'WEBHOOK_EVENT_ID_MISMATCH',
     `X-Pay-Event-Id ${quote(header)} is not the id the signed payload carries (${quote(signed)}). The signature does not cover the header, so it was changed on the way: a captured delivery sent again under another event id would run its handlers twice and have the real event taken for a duplicate. Pass the header unchanged; if your payment service's payload \`id\` is not the event id (then every delivery fails this way), set webhooks.payloadEventId to read it where it is, or to () => undefined. Answered 500, so the sender retries once that is fixed.`,
