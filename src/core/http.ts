@@ -5,6 +5,7 @@ import { jsonSyntaxCause } from './json-syntax-cause.js';
 import { redactBytes } from './redact-bytes.js';
 import { parseRetryAfter } from './retry-after.js';
 import { sleep } from './sleep.js';
+import type { BodyBuffers } from './transport/body-buffers.js';
 import { fetchTransport } from './transport/fetch.js';
 import { selectTransport, type Transport, type UpstreamResponse } from './transport/index.js';
 import { ResponseCutError } from './transport/response-cut.js';
@@ -36,6 +37,8 @@ export interface UpstreamCall {
    */
   secrets?: readonly string[];
   signal?: AbortSignal | undefined;
+  /** Buffers to read the answer into, for a caller that gives each body back once read (see BodyBuffers). */
+  bodies?: BodyBuffers | undefined;
 }
 
 const textDecoder = new TextDecoder();

@@ -1,5 +1,6 @@
 import { invalidInput, PayError } from '../errors.js';
 import type { UpstreamResponse } from '../http.js';
+import { BodyBuffers } from '../transport/body-buffers.js';
 import type { Logger } from '../types.js';
 import { CommerceError } from './errors.js';
 import type { CommerceOrder, CommerceSearchResult } from './schemas.js';
@@ -7,9 +8,26 @@ import { buildSearch, normalizeFilter, type NormalizedFilter, type OrderFilter, 
 
 /** One page as the iterator hands it to the sync: new orders only, in entity_id order. */
 export interface OrderPage {
-  items: CommerceOrder[];
+  /** How many orders it hands over. */
+  size: number;
+  /** Its orders, each parsed and checked as it is reached (see order-places.ts). */
+  orders(): Generator<CommerceOrder>;
   /** The orders handed over so far plus the platform's count of those still ahead. */
   totalCount: number;
+}
+
+/** A search answer as the paging reads it: the ids of its orders now, each order when it is wanted. */
+export interface SearchAnswer {
+  /** Each order's entity_id, in the order answered. */
+  ids: readonly number[];
+  /** The order at that index, parsed and checked (UPSTREAM_INVALID_RESPONSE for one that is not an order). */
+  order(index: number): CommerceOrder;
+  total_count: number;
+}
+
+/** An answer parsed and checked whole, as a SearchAnswer. */
+export function answerOf(result: CommerceSearchResult): SearchAnswer {
+  return { ids: result.items.map((order) => order.entity_id), order: (index) => result.items[index]!, total_count: result.total_count };
 }
 
 export interface PageOptions {
@@ -22,8 +40,10 @@ export interface PageOptions {
 export interface SearchSource {
   maxPageSize: number | undefined;
   readonly logger: Logger;
-  fetchSearch(request: SearchRequest, signal?: AbortSignal): Promise<UpstreamResponse>;
-  decodeSearch(request: SearchRequest, response: UpstreamResponse): CommerceSearchResult;
+  /** With `bodies`, the answer is read into one of them, given back once its orders are handed over. */
+  fetchSearch(request: SearchRequest, signal?: AbortSignal, bodies?: BodyBuffers): Promise<UpstreamResponse>;
+  /** The answer's envelope is checked now (its echo of the search, its total); its orders as they are reached. */
+  decodePage(request: SearchRequest, response: UpstreamResponse): SearchAnswer;
 }
 
 /** Where an answer's error keeps the part of it that could be used (its orders before the first bad one). */
@@ -34,8 +54,9 @@ export function keepValidPart(error: unknown, part: CommerceSearchResult): void 
   if (typeof error === 'object' && error !== null) Object.defineProperty(error, VALID_PART, { value: part });
 }
 
-function validPartOf(error: unknown): CommerceSearchResult | undefined {
-  return (error as { [VALID_PART]?: CommerceSearchResult } | null)?.[VALID_PART];
+function validPartOf(error: unknown): SearchAnswer | undefined {
+  const part = (error as { [VALID_PART]?: CommerceSearchResult } | null)?.[VALID_PART];
+  return part && answerOf(part);
 }
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -102,27 +123,48 @@ async function* pagesFrom(source: SearchSource, filter: NormalizedFilter, prefet
   /** Every match at or below `cursor` has been handed over. */
   let cursor = filter.afterEntityId ?? 0;
   let handedOver = 0;
-  /** The orders of an answer past the cursor (and up to `until`), refusing an answer out of order. */
-  const take = (items: CommerceOrder[], until: number) => {
-    const out: CommerceOrder[] = [];
-    for (let i = 0; i < items.length; i++) {
-      const order = items[i]!;
-      if (i > 0 && order.entity_id <= items[i - 1]!.entity_id) {
-        throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered a page not sorted by entity_id ascending (${items[i - 1]!.entity_id} before ${order.entity_id}), although the search asked for it; paging through it could skip orders.`, { details: { service: 'commerce' } });
+  /**
+   * The orders of an answer past the cursor (and up to `until`), refusing an answer out of order.
+   * `done` runs once they have been read (or the reader stopped), or at once if there are none.
+   */
+  const take = (answer: SearchAnswer, until: number, done = () => {}): OrderPage => {
+    const { ids } = answer;
+    for (let i = 1; i < ids.length; i++) {
+      if (ids[i]! <= ids[i - 1]!) {
+        throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered a page not sorted by entity_id ascending (${ids[i - 1]} before ${ids[i]}), although the search asked for it; paging through it could skip orders.`, { details: { service: 'commerce' } });
       }
-      if (order.entity_id > cursor && order.entity_id <= until) out.push(order);
     }
-    handedOver += out.length;
-    return out;
+    // Ascending, so the orders wanted are one run of them.
+    let from = 0;
+    while (from < ids.length && ids[from]! <= cursor) from++;
+    let to = from;
+    while (to < ids.length && ids[to]! <= until) to++;
+    const totalCount = handedOver + answer.total_count;
+    handedOver += to - from;
+    if (to === from) done();
+    let read = false;
+    return {
+      size: to - from,
+      totalCount,
+      *orders() {
+        // Once: the bytes they are parsed from may be filled with another answer after `done`.
+        if (read) throw new Error('paywidget-server: a page of orders is read once');
+        read = true;
+        try {
+          for (let i = from; i < to; i++) yield answer.order(i);
+        } finally {
+          done();
+        }
+      },
+    };
   };
 
   /** An answer with an order that cannot be used: the orders before it (up to `until`) are handed over, then its error. */
   const partBefore = (error: unknown, until: number): OrderPage | undefined => {
     const part = validPartOf(error);
     if (part === undefined) return undefined;
-    const total = handedOver + part.total_count;
-    const items = take(part.items, until);
-    return items.length > 0 ? { items, totalCount: total } : undefined;
+    const page = take(part, until);
+    return page.size > 0 ? page : undefined;
   };
 
   let answered: Awaited<ReturnType<typeof firstAnswer>>;
@@ -151,29 +193,30 @@ async function* pagesFrom(source: SearchSource, filter: NormalizedFilter, prefet
     return count;
   };
 
-  const firstItems = take(first.items, Infinity);
-  yield { items: firstItems, totalCount: first.total_count };
+  yield take(first, Infinity);
   if (holdsTheRest(first)) return;
-  size = sizeAfter(first.items.length);
+  size = sizeAfter(first.ids.length);
 
-  const lastOf = (items: CommerceOrder[]) => items[items.length - 1]!.entity_id;
+  const lastOf = (ids: readonly number[]) => ids[ids.length - 1]!;
   // Measured across a page's own ids, not from where it was asked: a filter whose first match lies far
   // past the cursor (createdFrom yesterday, ids from 120,000) would otherwise space the requests ahead
   // past the last match, where they come back empty and pages are read one by one. A page of one order
   // has no spread to measure: the distance from where it was asked is all there is.
-  const spanOf = (items: CommerceOrder[], after: number) => {
-    const n = items.length;
-    return Math.max(1, Math.ceil(n > 1 ? ((lastOf(items) - items[0]!.entity_id) * size) / (n - 1) : items[0]!.entity_id - after));
+  const spanOf = (ids: readonly number[], after: number) => {
+    const n = ids.length;
+    return Math.max(1, Math.ceil(n > 1 ? ((lastOf(ids) - ids[0]!) * size) / (n - 1) : ids[0]! - after));
   };
-  let span = spanOf(first.items, cursor);
-  cursor = lastOf(first.items);
+  let span = spanOf(first.ids, cursor);
+  cursor = lastOf(first.ids);
   /** Requests start no further than the matches counted so far can reach. */
   let horizon = cursor + (Math.ceil(first.total_count / size) - 1) * span;
 
   type Ahead = { after: number; request: SearchRequest; raw: Promise<UpstreamResponse> };
+  // The answers ahead are read into buffers given back as each page is handed over: see BodyBuffers.
+  const bodies = new BodyBuffers();
   const send = (after: number): Ahead => {
     const search = request(after, size);
-    const raw = source.fetchSearch(search, signal);
+    const raw = source.fetchSearch(search, signal, bodies);
     raw.catch(() => {}); // awaited in turn below; this only keeps an early failure from going unhandled
     return { after, request: search, raw };
   };
@@ -198,35 +241,34 @@ async function* pagesFrom(source: SearchSource, filter: NormalizedFilter, prefet
     const raw = await head.raw;
     fill();
     await turn(); // the requests just queued reach the socket before this answer is parsed
-    let result: CommerceSearchResult;
+    let result: SearchAnswer;
     try {
-      result = source.decodeSearch(head.request, raw);
+      result = source.decodePage(head.request, raw);
     } catch (error) {
       const before = partBefore(error, queue[0]?.after ?? Infinity);
       if (before) yield before;
       throw error;
     }
     const complete = holdsTheRest(result);
-    if (!complete) size = sizeAfter(result.items.length);
+    if (!complete) size = sizeAfter(result.ids.length);
     // An answer whose first order lies past the next request's key found no match up to it: a stretch of ids
     // without one (old and new orders of a status, nothing between). The requests ahead in that stretch would
     // all answer the same orders, so this answer is taken whole, and the line starts again from its last order.
-    const skipped = !complete && queue.length > 0 && result.items.length > 0 && result.items[0]!.entity_id > queue[0]!.after;
+    const skipped = !complete && queue.length > 0 && result.ids.length > 0 && result.ids[0]! > queue[0]!.after;
     const until = complete || skipped ? Infinity : (queue[0]?.after ?? Infinity);
-    const total = handedOver + result.total_count;
-    const items = take(result.items, until);
+    const page = take(result, until, () => bodies.give(raw.body));
     // Measured again on every answer: ids dense on the first page and sparse later (or the reverse)
     // would otherwise have every request ahead cover a sliver, or overshoot, for the rest of the run.
-    if (!complete) span = spanOf(result.items, head.after);
+    if (!complete) span = spanOf(result.ids, head.after);
     horizon = Math.max(horizon, head.after + Math.ceil(result.total_count / size) * span);
-    if (items.length > 0) yield { items, totalCount: total };
+    if (page.size > 0) yield page;
     if (complete) return;
-    const last = lastOf(result.items);
+    const last = lastOf(result.ids);
     if (skipped) {
       queue.length = 0; // their answers, some already on the way, are not waited for
       cursor = last;
       nextAfter = cursor;
-      horizon = Math.max(horizon, cursor + Math.ceil((result.total_count - result.items.length) / size) * span);
+      horizon = Math.max(horizon, cursor + Math.ceil((result.total_count - result.ids.length) / size) * span);
       continue;
     }
     if (last < until) {
@@ -247,8 +289,8 @@ async function* pagesFrom(source: SearchSource, filter: NormalizedFilter, prefet
  * total_count counts what is left; a short answer alone is not the end, since a platform may cap
  * pages without saying so (then the rest would be lost while the run reported itself complete).
  */
-function holdsTheRest(answer: CommerceSearchResult): boolean {
-  return answer.items.length === 0 || answer.items.length >= answer.total_count;
+function holdsTheRest(answer: SearchAnswer): boolean {
+  return answer.ids.length === 0 || answer.ids.length >= answer.total_count;
 }
 
 /** The first answer, alone: it tells the total and, through a 400, any page-size cap (then kept). */
@@ -257,7 +299,7 @@ async function firstAnswer(source: SearchSource, filter: NormalizedFilter, after
   for (;;) {
     const search = buildSearch({ ...filter, afterEntityId: after }, size, 1);
     try {
-      return { first: source.decodeSearch(search, await source.fetchSearch(search, signal)), size };
+      return { first: source.decodePage(search, await source.fetchSearch(search, signal)), size };
     } catch (error) {
       const cap = error instanceof CommerceError ? error.maxPageSize : undefined;
       if (cap === undefined || cap >= size) throw error;

@@ -219,8 +219,8 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
     outer: for await (const page of reader.pages({ ...filter, afterEntityId: cursor, newOrUpdated: changes }, { pageSize, prefetch, signal })) {
       fetching = false;
       pages += 1;
-      total = Math.max(page.totalCount, delivered + page.items.length);
-      for (const order of page.items) {
+      total = Math.max(page.totalCount, delivered + page.size);
+      for (const order of page.orders()) {
         if (signal?.aborted) {
           complete = false;
           break outer;

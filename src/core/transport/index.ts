@@ -1,4 +1,5 @@
 import { builtinModuleLoader, type NodeGlobals } from '../builtin-module.js';
+import type { BodyBuffers } from './body-buffers.js';
 import { fetchTransport } from './fetch.js';
 import { nodeTransport, type NodeHttpModules } from './node.js';
 
@@ -20,6 +21,8 @@ export interface OutgoingRequest {
   url: string;
   headers?: Record<string, string>;
   body?: string;
+  /** Where node:http reads the answer into, when the caller gives each body back once read (see BodyBuffers). */
+  bodies?: BodyBuffers | undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
+import { BodyWriter } from './body-buffers.js';
 import { BodyDecodingError, createDecoders } from './decompress.js';
 import { declaredTooLarge, hasBody, MAX_RESPONSE_BYTES, ResponseTooLargeError } from './limit.js';
 import type { Transport, UpstreamHeaders } from './index.js';
@@ -28,7 +29,7 @@ export function nodeTransport({ http, https, zlib, stream }: NodeHttpModules): T
     if (request.body !== undefined) headers['content-length'] = Buffer.byteLength(request.body);
 
     let settled = false;
-    const settle = (error: unknown, response?: IncomingMessage, body?: Buffer) => {
+    const settle = (error: unknown, response?: IncomingMessage, body?: Uint8Array) => {
       if (settled) return;
       settled = true;
       signal.removeEventListener('abort', onAbort);
@@ -60,11 +61,14 @@ export function nodeTransport({ http, https, zlib, stream }: NodeHttpModules): T
       // A HEAD, 204 or 304 answer has no body, whatever its headers say: nothing to bound or decompress.
       const withBody = hasBody(request.method, status);
       const decoders = withBody ? decodersFor(encoding) : [];
+      // Read into a buffer the caller gives back, when it says it will (request.bodies); otherwise into one of the answer's own.
+      const pooled = request.bodies && new BodyWriter(request.bodies, decoders.length === 0 ? Number(response.headers['content-length']) : Number.NaN);
       // Settles with `error` and stops reading: the rest of the answer is not wanted.
       const fail = (error: unknown) => {
         settle(error);
         response.destroy();
         for (const decoder of decoders) decoder.destroy();
+        pooled?.discard();
       };
       if (withBody && declaredTooLarge(response.headers['content-length'])) return fail(new ResponseTooLargeError());
       response.on('error', (error) => fail(new ResponseCutError(error)));
@@ -77,11 +81,14 @@ export function nodeTransport({ http, https, zlib, stream }: NodeHttpModules): T
       const chunks: Buffer[] = [];
       let length = 0;
       body.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
+        if (settled) return; // a failed answer's buffer may be another's by now
         length += chunk.length;
-        if (length > MAX_RESPONSE_BYTES) fail(new ResponseTooLargeError());
+        if (length > MAX_RESPONSE_BYTES) return fail(new ResponseTooLargeError());
+        if (pooled) pooled.write(chunk);
+        else chunks.push(chunk);
       });
       body.on('end', () => {
+        if (pooled) return settle(undefined, response, pooled.bytes());
         // A buffer of its own (not a view into Node's pool), like fetch's: callers may keep it, or read `.buffer`.
         const whole = Buffer.allocUnsafeSlow(length);
         let offset = 0;

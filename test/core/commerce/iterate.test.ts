@@ -250,6 +250,32 @@ describe('orders.iterate', () => {
     expect(error?.message).not.toContain('leave it out with a filter'); // status and dates cannot single out one order
   });
 
+  it('hands over the orders before one that is not JSON, then stops with the error a search of that page gives', async () => {
+    sb = await commerceSandbox({ orders: 4 });
+    const orders = [1, 2, 3, 4].map((id) => JSON.stringify(sb!.commerce.order(id)));
+    orders[2] = orders[2]!.replace('{', '{"note":01,'); // a leading zero: not JSON
+    const body = `{"items":[${orders.join(',')}],"total_count":4,"search_criteria":{"filter_groups":[],"page_size":10,"current_page":1}}`;
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 200, body, times: 2 });
+    const pay = payFor(sb);
+    const seen: number[] = [];
+    const error = await (async () => {
+      for await (const order of pay.orders.iterate({ pageSize: 10 })) seen.push(order.entity_id);
+    })().then(() => undefined, (e: unknown) => e);
+    expect(seen).toEqual([1, 2]);
+    const searched = await pay.orders.search({ pageSize: 10 }).then(() => undefined, (e: unknown) => e);
+    expect(error).toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', message: expect.stringContaining('not JSON') });
+    expect((error as Error).message).toBe((searched as Error).message);
+  });
+
+  it('refuses an order whose entity_id is written twice, the last time with an escape (it would not be the id paged by)', async () => {
+    sb = await commerceSandbox({ orders: 2 });
+    const first = JSON.stringify(sb.commerce.order(1)).replace(/}$/, ',"entity\\u005fid":9}');
+    const body = `{"items":[${first},${JSON.stringify(sb.commerce.order(2))}],"total_count":2,"search_criteria":{"filter_groups":[],"page_size":10,"current_page":1}}`;
+    expect((JSON.parse(body) as { items: Array<{ entity_id: number }> }).items[0]!.entity_id).toBe(9); // JSON.parse keeps the last
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 200, body });
+    await expect(collect(payFor(sb).orders.iterate({ pageSize: 10 }))).rejects.toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', message: expect.stringContaining('entity_id is written twice (1 and 9)') });
+  });
+
   it('hands over the orders before one it cannot use, then stops with its error', async () => {
     sb = await commerceSandbox({ orders: 300 });
     sb.commerce.setOrder(157, { grand_total: '19.99' as never });

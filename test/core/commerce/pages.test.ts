@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CommerceError } from '../../../src/core/commerce/errors.js';
-import { orderPages, type SearchSource } from '../../../src/core/commerce/pages.js';
+import { answerOf, orderPages, type SearchSource } from '../../../src/core/commerce/pages.js';
 import type { CommerceOrder, CommerceSearchResult } from '../../../src/core/commerce/schemas.js';
 import type { SearchRequest } from '../../../src/core/commerce/search.js';
 
@@ -29,7 +29,7 @@ function platform(ids: number[], createdBefore: Map<number, number[]>, quirks: P
       const result = { items: answered.map((id) => ({ entity_id: id }) as CommerceOrder), total_count: matches.length, search_criteria: { filter_groups: [] } };
       return { status: 200, ok: true, headers: { get: () => null }, body: new TextEncoder().encode(JSON.stringify(result)) };
     },
-    decodeSearch: (_request: SearchRequest, response) => JSON.parse(new TextDecoder().decode(response.body)) as CommerceSearchResult,
+    decodePage: (_request: SearchRequest, response) => answerOf(JSON.parse(new TextDecoder().decode(response.body)) as CommerceSearchResult),
   };
 }
 
@@ -46,7 +46,7 @@ interface PlatformQuirks {
 
 async function handedOver(source: SearchSource, pageSize: number, prefetch: number): Promise<number[]> {
   const ids: number[] = [];
-  for await (const page of orderPages(source, {}, { pageSize, prefetch })) ids.push(...page.items.map((order) => order.entity_id));
+  for await (const page of orderPages(source, {}, { pageSize, prefetch })) for (const order of page.orders()) ids.push(order.entity_id);
   return ids;
 }
 
@@ -95,6 +95,38 @@ describe('orderPages', () => {
 
   it('refuses a page that repeats an order: it is not sorted by entity_id as asked', async () => {
     await expect(handedOver(platform([1, 2, 3], new Map(), { repeatsSecond: true }), 10, 1)).rejects.toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', message: expect.stringContaining('(2 before 2)') });
+  });
+
+  it('reads its answers into buffers it gives back once each page is handed over, and never refills one still to be read', async () => {
+    const all = Array.from({ length: 1_000 }, (_, i) => i + 1);
+    const quiet = platform([...all], new Map());
+    const buffers = new Set<ArrayBufferLike>();
+    const decode = (body: Uint8Array) => JSON.parse(new TextDecoder().decode(body)) as CommerceSearchResult;
+    const source: SearchSource = {
+      ...quiet,
+      async fetchSearch(request, signal, bodies) {
+        const answer = await quiet.fetchSearch(request, signal);
+        await new Promise((resolve) => setTimeout(resolve, 1)); // the answer arrives while the consumer is at work
+        const room = bodies ? bodies.take(answer.body.length) : new Uint8Array(answer.body.length);
+        room.set(answer.body);
+        buffers.add(room.buffer);
+        return { ...answer, body: room.subarray(0, answer.body.length) };
+      },
+      // Each order read from the bytes when it is reached, as OrderReader does: a buffer refilled too early hands over another page's.
+      decodePage(_request, response) {
+        const result = decode(response.body);
+        return { ids: result.items.map((order) => order.entity_id), total_count: result.total_count, order: (i) => decode(response.body).items[i]! };
+      },
+    };
+    const ids: number[] = [];
+    for await (const page of orderPages(source, {}, { pageSize: 10, prefetch: 4 })) {
+      for (const order of page.orders()) {
+        ids.push(order.entity_id);
+        await new Promise((resolve) => setImmediate(resolve)); // an onOrder that writes somewhere
+      }
+    }
+    expect(ids).toEqual(all);
+    expect(buffers.size).toBeLessThanOrEqual(8); // 100 answers, read into the buffers of the 4 in flight and a few more
   });
 
   it('refuses a number of requests ahead outside 1 to 16', async () => {

@@ -6,6 +6,7 @@ import * as stream from 'node:stream';
 import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectTransport, type Transport, type UpstreamResponse } from '../../../src/core/transport/index.js';
+import { BodyBuffers } from '../../../src/core/transport/body-buffers.js';
 import { BodyDecodingError } from '../../../src/core/transport/decompress.js';
 import { fetchTransport } from '../../../src/core/transport/fetch.js';
 import { declaredTooLarge, MAX_RESPONSE_BYTES, ResponseTooLargeError } from '../../../src/core/transport/limit.js';
@@ -379,5 +380,31 @@ describe('selectTransport', () => {
   it('defaults to the real globals: node:http on this Node', () => {
     expect(typeof process.getBuiltinModule).toBe('function');
     expect(selectTransport()).not.toBe(fetchTransport);
+  });
+});
+
+describe('node:http transport reading into BodyBuffers', () => {
+  const signal = () => AbortSignal.timeout(5_000);
+
+  it('reads declared, chunked and compressed bodies intact into buffers it takes, and fills a buffer given back again', async () => {
+    const bodies = new BodyBuffers();
+    for (const path of ['/big', '/chunked', '/compressed/gzip', '/json']) {
+      const res = await node({ ...get(path), bodies }, signal());
+      sameBytes(res.body, path === '/json' ? JSON_BODY : BIG_BODY);
+      bodies.give(res.body);
+    }
+    const first = await node({ ...get('/big'), bodies }, signal());
+    const buffer = first.body.buffer;
+    bodies.give(first.body);
+    const again = await node({ ...get('/chunked'), bodies }, signal());
+    expect(again.body.buffer).toBe(buffer);
+    sameBytes(again.body, BIG_BODY);
+  });
+
+  it('gives the buffer back when it refuses an answer past the size limit, and reads the next one intact', async () => {
+    const bodies = new BodyBuffers();
+    expect((await rejection(node({ ...get('/past-limit-chunked'), bodies }, signal()))).name).toBe(new ResponseTooLargeError().name);
+    const next = await node({ ...get('/big'), bodies }, signal());
+    sameBytes(next.body, BIG_BODY);
   });
 });
