@@ -7,7 +7,8 @@ import { orderSchema, orderSearchResultSchema, type CommerceOrder, type Commerce
 import type { UpstreamResponse } from '../http.js';
 import type { BodyBuffers } from '../transport/body-buffers.js';
 import { compileGuard } from './schema-guard.js';
-import { orderPages, keepValidPart, answerOf, DEFAULT_PAGE_SIZE, type OrderPage, type PageOptions, type SearchAnswer } from './pages.js';
+import { orderPages, DEFAULT_PAGE_SIZE, type OrderPage, type PageOptions } from './pages.js';
+import { answerOf, keepValidPart, type SearchAnswer } from './search-answer.js';
 import { placeOrders } from './order-places.js';
 import { buildSearch, echoMismatch, normalizeFilter, searchQuery, type OrderFilter, type OrderSearch, type SearchRequest } from './search.js';
 import { describeKind } from '../option-types.js';
@@ -179,7 +180,7 @@ export class OrderReader {
       // One that fails is read again with the whole answer, whose error (naming it) is the one a search throws.
       const parsed = isOrder(value) ? (value as CommerceOrder) : answerOf(this.decodeSearch(request, response)).order(index);
       if (parsed.entity_id !== ids[index]) {
-        throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered an order search with an order whose entity_id is written twice (${ids[index]} and ${parsed.entity_id}); its orders were not used.`, { details: { service: 'commerce' } });
+        throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered an order search with an order whose entity_id is written twice (${ids[index]} and ${parsed.entity_id}); which order it is cannot be told, so it stops there.`, { details: { service: 'commerce' } });
       }
       return parsed;
     };

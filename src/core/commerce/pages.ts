@@ -3,7 +3,8 @@ import type { UpstreamResponse } from '../http.js';
 import { BodyBuffers } from '../transport/body-buffers.js';
 import type { Logger } from '../types.js';
 import { CommerceError } from './errors.js';
-import type { CommerceOrder, CommerceSearchResult } from './schemas.js';
+import type { CommerceOrder } from './schemas.js';
+import { validPartOf, type SearchAnswer } from './search-answer.js';
 import { buildSearch, normalizeFilter, type NormalizedFilter, type OrderFilter, type SearchRequest } from './search.js';
 
 /** One page as the iterator hands it to the sync: new orders only, in entity_id order. */
@@ -14,20 +15,6 @@ export interface OrderPage {
   orders(): Generator<CommerceOrder>;
   /** The orders handed over so far plus the platform's count of those still ahead. */
   totalCount: number;
-}
-
-/** A search answer as the paging reads it: the ids of its orders now, each order when it is wanted. */
-export interface SearchAnswer {
-  /** Each order's entity_id, in the order answered. */
-  ids: readonly number[];
-  /** The order at that index, parsed and checked (UPSTREAM_INVALID_RESPONSE for one that is not an order). */
-  order(index: number): CommerceOrder;
-  total_count: number;
-}
-
-/** An answer parsed and checked whole, as a SearchAnswer. */
-export function answerOf(result: CommerceSearchResult): SearchAnswer {
-  return { ids: result.items.map((order) => order.entity_id), order: (index) => result.items[index]!, total_count: result.total_count };
 }
 
 export interface PageOptions {
@@ -44,19 +31,6 @@ export interface SearchSource {
   fetchSearch(request: SearchRequest, signal?: AbortSignal, bodies?: BodyBuffers): Promise<UpstreamResponse>;
   /** The answer's envelope is checked now (its echo of the search, its total); its orders as they are reached. */
   decodePage(request: SearchRequest, response: UpstreamResponse): SearchAnswer;
-}
-
-/** Where an answer's error keeps the part of it that could be used (its orders before the first bad one). */
-const VALID_PART = Symbol('paywidget.validPart');
-
-/** Keeps, on the error of an answer that failed validation, the part of it before its first bad order. */
-export function keepValidPart(error: unknown, part: CommerceSearchResult): void {
-  if (typeof error === 'object' && error !== null) Object.defineProperty(error, VALID_PART, { value: part });
-}
-
-function validPartOf(error: unknown): SearchAnswer | undefined {
-  const part = (error as { [VALID_PART]?: CommerceSearchResult } | null)?.[VALID_PART];
-  return part && answerOf(part);
 }
 
 export const DEFAULT_PAGE_SIZE = 100;

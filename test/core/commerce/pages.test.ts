@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CommerceError } from '../../../src/core/commerce/errors.js';
-import { answerOf, orderPages, type SearchSource } from '../../../src/core/commerce/pages.js';
+import { orderPages, type SearchSource } from '../../../src/core/commerce/pages.js';
+import { answerOf } from '../../../src/core/commerce/search-answer.js';
 import type { CommerceOrder, CommerceSearchResult } from '../../../src/core/commerce/schemas.js';
 import type { SearchRequest } from '../../../src/core/commerce/search.js';
 
