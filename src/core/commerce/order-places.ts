@@ -166,9 +166,12 @@ function scanOrders(b: Uint8Array, i: number, places: OrderPlaces): number {
     if (c === QUOTE) {
       const from = i;
       for (i++; i < n; i++) {
-        const d = b[i];
-        if (d === QUOTE) break;
-        if (d === BACKSLASH) i++;
+        const d = b[i]!;
+        // One comparison for most bytes: the quote and the backslash are the only ones that matter, both at most 0x5c.
+        if (d <= BACKSLASH && (d === QUOTE || d === BACKSLASH)) {
+          if (d === QUOTE) break;
+          i++;
+        }
       }
       if (depth === 1 && keyDue) {
         keyDue = false;

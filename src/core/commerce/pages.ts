@@ -141,15 +141,17 @@ async function* pagesFrom(source: SearchSource, filter: NormalizedFilter, prefet
     return page.size > 0 ? page : undefined;
   };
 
+  // Answers are read into buffers given back as each page is handed over: see BodyBuffers.
+  const bodies = new BodyBuffers();
   let answered: Awaited<ReturnType<typeof firstAnswer>>;
   try {
-    answered = await firstAnswer(source, filter, cursor, pageSize, signal);
+    answered = await firstAnswer(source, filter, cursor, pageSize, signal, bodies);
   } catch (error) {
     const before = partBefore(error, Infinity);
     if (before) yield before;
     throw error;
   }
-  const { first } = answered;
+  const { first, body } = answered;
   let { size } = answered;
 
   /**
@@ -167,7 +169,7 @@ async function* pagesFrom(source: SearchSource, filter: NormalizedFilter, prefet
     return count;
   };
 
-  yield take(first, Infinity);
+  yield take(first, Infinity, () => bodies.give(body));
   if (holdsTheRest(first)) return;
   size = sizeAfter(first.ids.length);
 
@@ -186,8 +188,6 @@ async function* pagesFrom(source: SearchSource, filter: NormalizedFilter, prefet
   let horizon = cursor + (Math.ceil(first.total_count / size) - 1) * span;
 
   type Ahead = { after: number; request: SearchRequest; raw: Promise<UpstreamResponse> };
-  // The answers ahead are read into buffers given back as each page is handed over: see BodyBuffers.
-  const bodies = new BodyBuffers();
   const send = (after: number): Ahead => {
     const search = request(after, size);
     const raw = source.fetchSearch(search, signal, bodies);
@@ -268,12 +268,13 @@ function holdsTheRest(answer: SearchAnswer): boolean {
 }
 
 /** The first answer, alone: it tells the total and, through a 400, any page-size cap (then kept). */
-async function firstAnswer(source: SearchSource, filter: NormalizedFilter, after: number, pageSize: number, signal: AbortSignal) {
+async function firstAnswer(source: SearchSource, filter: NormalizedFilter, after: number, pageSize: number, signal: AbortSignal, bodies: BodyBuffers) {
   let size = Math.min(buildSearch({}, pageSize).pageSize!, source.maxPageSize ?? Infinity);
   for (;;) {
     const search = buildSearch({ ...filter, afterEntityId: after }, size, 1);
     try {
-      return { first: source.decodePage(search, await source.fetchSearch(search, signal)), size };
+      const answer = await source.fetchSearch(search, signal, bodies);
+      return { first: source.decodePage(search, answer), size, body: answer.body };
     } catch (error) {
       const cap = error instanceof CommerceError ? error.maxPageSize : undefined;
       if (cap === undefined || cap >= size) throw error;
