@@ -115,19 +115,24 @@ async function* pagesFrom(source: SearchSource, filter: NormalizedFilter, prefet
     while (to < ids.length && ids[to]! <= until) to++;
     const totalCount = handedOver + answer.total_count;
     handedOver += to - from;
-    if (to === from) done();
+    // Once only: after `done`, the bytes the orders are parsed from may be filling with another answer.
+    let released = false;
+    const release = () => {
+      if (!released) done();
+      released = true;
+    };
+    if (to === from) release();
     let read = false;
     return {
       size: to - from,
       totalCount,
       *orders() {
-        // Once: the bytes they are parsed from may be filled with another answer after `done`.
         if (read) throw new Error('paywidget-server: a page of orders is read once');
         read = true;
         try {
           for (let i = from; i < to; i++) yield answer.order(i);
         } finally {
-          done();
+          release();
         }
       },
     };

@@ -63,7 +63,7 @@ export class BodyWriter {
     return this.#room.subarray(0, this.#length);
   }
 
-  /** The answer will not be used: its buffer goes back at once. */
+  /** The answer will not be used: its buffer goes back at once (nothing may be written after). */
   discard(): void {
     this.bodies.give(this.#room);
   }

@@ -62,13 +62,14 @@ export function nodeTransport({ http, https, zlib, stream }: NodeHttpModules): T
       const withBody = hasBody(request.method, status);
       const decoders = withBody ? decodersFor(encoding) : [];
       // Read into a buffer the caller gives back, when it says it will (request.bodies); otherwise into one of the answer's own.
-      const pooled = request.bodies && new BodyWriter(request.bodies, decoders.length === 0 ? Number(response.headers['content-length']) : Number.NaN);
+      const pooled = withBody && request.bodies ? new BodyWriter(request.bodies, decoders.length === 0 ? Number(response.headers['content-length']) : Number.NaN) : undefined;
       // Settles with `error` and stops reading: the rest of the answer is not wanted.
       const fail = (error: unknown) => {
+        // Its buffer goes back only if this failure settled the call: once answered, the caller reads it.
+        if (!settled) pooled?.discard();
         settle(error);
         response.destroy();
         for (const decoder of decoders) decoder.destroy();
-        pooled?.discard();
       };
       if (withBody && declaredTooLarge(response.headers['content-length'])) return fail(new ResponseTooLargeError());
       response.on('error', (error) => fail(new ResponseCutError(error)));

@@ -45,6 +45,31 @@ interface PlatformQuirks {
   repeatsSecond?: boolean;
 }
 
+/**
+ * The platform's answers read into the paging's buffers, as node:http does, and each order parsed from them when it
+ * is reached, as OrderReader does: a buffer filled again too early hands over another answer's orders.
+ */
+function intoBodies(quiet: SearchSource): { source: SearchSource; buffers: Set<ArrayBufferLike> } {
+  const buffers = new Set<ArrayBufferLike>();
+  const decode = (body: Uint8Array) => JSON.parse(new TextDecoder().decode(body)) as CommerceSearchResult;
+  const source: SearchSource = {
+    ...quiet,
+    async fetchSearch(request, signal, bodies) {
+      const answer = await quiet.fetchSearch(request, signal);
+      await new Promise((resolve) => setTimeout(resolve, 1)); // the answer arrives while the consumer is at work
+      const room = bodies ? bodies.take(answer.body.length) : new Uint8Array(answer.body.length);
+      room.set(answer.body);
+      buffers.add(room.buffer);
+      return { ...answer, body: room.subarray(0, answer.body.length) };
+    },
+    decodePage(_request, response) {
+      const result = decode(response.body);
+      return { ids: result.items.map((order) => order.entity_id), total_count: result.total_count, order: (i) => decode(response.body).items[i]! };
+    },
+  };
+  return { source, buffers };
+}
+
 async function handedOver(source: SearchSource, pageSize: number, prefetch: number): Promise<number[]> {
   const ids: number[] = [];
   for await (const page of orderPages(source, {}, { pageSize, prefetch })) for (const order of page.orders()) ids.push(order.entity_id);
@@ -100,25 +125,7 @@ describe('orderPages', () => {
 
   it('reads its answers into buffers it gives back once each page is handed over, and never refills one still to be read', async () => {
     const all = Array.from({ length: 1_000 }, (_, i) => i + 1);
-    const quiet = platform([...all], new Map());
-    const buffers = new Set<ArrayBufferLike>();
-    const decode = (body: Uint8Array) => JSON.parse(new TextDecoder().decode(body)) as CommerceSearchResult;
-    const source: SearchSource = {
-      ...quiet,
-      async fetchSearch(request, signal, bodies) {
-        const answer = await quiet.fetchSearch(request, signal);
-        await new Promise((resolve) => setTimeout(resolve, 1)); // the answer arrives while the consumer is at work
-        const room = bodies ? bodies.take(answer.body.length) : new Uint8Array(answer.body.length);
-        room.set(answer.body);
-        buffers.add(room.buffer);
-        return { ...answer, body: room.subarray(0, answer.body.length) };
-      },
-      // Each order read from the bytes when it is reached, as OrderReader does: a buffer refilled too early hands over another page's.
-      decodePage(_request, response) {
-        const result = decode(response.body);
-        return { ids: result.items.map((order) => order.entity_id), total_count: result.total_count, order: (i) => decode(response.body).items[i]! };
-      },
-    };
+    const { source, buffers } = intoBodies(platform([...all], new Map()));
     const ids: number[] = [];
     for await (const page of orderPages(source, {}, { pageSize: 10, prefetch: 4 })) {
       for (const order of page.orders()) {
