@@ -9,10 +9,14 @@ export class BodyBuffers {
   readonly #free: ArrayBuffer[] = [];
   readonly #ours = new WeakSet<ArrayBuffer>();
 
-  /** Room for at least `bytes`: a buffer given back, or a new one with some to spare (the next page may be longer). */
+  /**
+   * Room for at least `bytes`: the largest buffer given back (an answer of unknown length, compressed or chunked,
+   * then seldom outgrows it), or a new one with some to spare (the next page may be longer).
+   */
   take(bytes: number): Uint8Array {
-    const i = this.#free.findIndex((buffer) => buffer.byteLength >= bytes);
-    if (i !== -1) return new Uint8Array(this.#free.splice(i, 1)[0]!);
+    let largest = -1;
+    for (let i = 0; i < this.#free.length; i++) if (largest === -1 || this.#free[i]!.byteLength > this.#free[largest]!.byteLength) largest = i;
+    if (largest !== -1 && this.#free[largest]!.byteLength >= bytes) return new Uint8Array(this.#free.splice(largest, 1)[0]!);
     const buffer = new ArrayBuffer(Math.ceil((bytes * 1.125) / SPARE_UNIT) * SPARE_UNIT || SPARE_UNIT);
     this.#ours.add(buffer);
     return new Uint8Array(buffer);

@@ -12,6 +12,14 @@ describe('BodyBuffers', () => {
     expect(bodies.take(400_000).buffer).not.toBe(first.buffer); // taken: not handed out twice
   });
 
+  it('hands out the largest buffer given back, so that an answer of unknown length seldom outgrows it', () => {
+    const bodies = new BodyBuffers();
+    const [small, large, middle] = [bodies.take(70_000), bodies.take(600_000), bodies.take(300_000)];
+    for (const buffer of [small, large, middle]) bodies.give(buffer);
+    expect(bodies.take(1).buffer).toBe(large.buffer);
+    expect(bodies.take(1).buffer).toBe(middle.buffer);
+  });
+
   it('ignores a buffer it did not give out, and one given back twice (two answers would share it)', () => {
     const bodies = new BodyBuffers();
     bodies.give(new Uint8Array(1_000_000));
