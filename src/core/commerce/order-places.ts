@@ -164,6 +164,7 @@ function scanOrders(b: Uint8Array, i: number, places: OrderPlaces): number {
   for (; i < n; i++) {
     const c = b[i]!;
     if (c === QUOTE) {
+      if (depth === 0) return -1; // a string among the orders
       const from = i;
       for (i++; i < n; i++) {
         const d = b[i]!;

@@ -276,6 +276,17 @@ describe('orders.iterate', () => {
     await expect(collect(payFor(sb).orders.iterate({ pageSize: 10 }))).rejects.toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', message: expect.stringContaining('entity_id is written twice (1 and 9)') });
   });
 
+  it('reads the orders JSON.parse reads when `items` is written twice, the last time with an escape', async () => {
+    sb = await commerceSandbox({ orders: 2 });
+    const [first, second] = [1, 2].map((id) => JSON.stringify(sb!.commerce.order(id)));
+    const body = `{"items":[${first}],"item\\u0073":[${second}],"total_count":1,"search_criteria":{"filter_groups":[],"page_size":10,"current_page":1}}`;
+    sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 200, body, times: 2 });
+    const pay = payFor(sb);
+    const searched = await pay.orders.search({ pageSize: 10 });
+    expect(idsOf(searched.items)).toEqual([2]);
+    expect(idsOf(await collect(pay.orders.iterate({ pageSize: 10 })))).toEqual([2]);
+  });
+
   it('hands over the orders before one it cannot use, then stops with its error', async () => {
     sb = await commerceSandbox({ orders: 300 });
     sb.commerce.setOrder(157, { grand_total: '19.99' as never });

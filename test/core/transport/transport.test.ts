@@ -402,8 +402,18 @@ describe('node:http transport reading into BodyBuffers', () => {
   });
 
   it('gives the buffer back when it refuses an answer past the size limit, and reads the next one intact', async () => {
-    const bodies = new BodyBuffers();
+    const taken: ArrayBufferLike[] = [];
+    const bodies = new (class extends BodyBuffers {
+      override take(bytes: number): Uint8Array {
+        const room = super.take(bytes);
+        taken.push(room.buffer);
+        return room;
+      }
+    })();
     expect((await rejection(node({ ...get('/past-limit-chunked'), bodies }, signal()))).name).toBe(new ResponseTooLargeError().name);
+    // The refused answer's last (largest) buffer is back, and handed out first.
+    const refused = taken[taken.length - 1];
+    expect(bodies.take(1).buffer === refused, 'the refused answer\'s buffer is handed out again').toBe(true); // toBe on two 70 MB buffers would print them
     const next = await node({ ...get('/big'), bodies }, signal());
     sameBytes(next.body, BIG_BODY);
   });
