@@ -6,8 +6,9 @@
  * generation once enough has survived its scavenges (to 32 MB on Node 20, 128 MB on Node 24), and a larger
  * young generation is collected less often, which also leaves the socket's buffers of every page read
  * meanwhile (twice the page's bytes) waiting longer to be freed. Parsed one by one, an order is garbage
- * before the next scavenge: a 100,000-order sync peaked at 104 MB instead of 151 (bench/order-sync.ts),
- * and small strings parse faster than one of half a megabyte, which pays for the scan.
+ * before the next scavenge: with the pages read into reused buffers (BodyBuffers), a 100,000-order sync
+ * peaked at 115–119 MB instead of 151–155 (bench/order-sync.ts). The scan costs about 0.7 ms a page;
+ * small strings parse a little faster than one of half a megabyte, which pays back part of it.
  *
  * Only the structure is read here: what lies between the places is left to JSON.parse, and any answer
  * of another shape is reported as such (undefined), for the caller to parse whole.
@@ -53,10 +54,7 @@ class Scanner {
   constructor(private readonly bytes: Uint8Array) {}
 
   space(): void {
-    const b = this.bytes;
-    let i = this.at;
-    for (let c = b[i]; c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = b[++i]);
-    this.at = i;
+    this.at = pastSpace(this.bytes, this.at);
   }
 
   /** An object, calling `member` at each value with where its key (quotes included) lies; false when the structure is not an object's. */
@@ -177,12 +175,9 @@ function scanOrders(b: Uint8Array, i: number, places: OrderPlaces): number {
       if (depth === 1 && keyDue) {
         keyDue = false;
         if (i + 1 - from === ENTITY_ID.length && bytesAre(b, from, ENTITY_ID)) {
-          let j = i + 1;
-          while (b[j] === 0x20 || b[j] === 0x0a || b[j] === 0x0d || b[j] === 0x09) j++;
-          if (b[j] !== COLON || id !== 0) return -1;
-          j++;
-          while (b[j] === 0x20 || b[j] === 0x0a || b[j] === 0x0d || b[j] === 0x09) j++;
-          id = integerAt(b, j);
+          const colon = pastSpace(b, i + 1);
+          if (b[colon] !== COLON || id !== 0) return -1;
+          id = integerAt(b, pastSpace(b, colon + 1));
           if (id === 0) return -1;
         }
       }
@@ -209,11 +204,19 @@ function scanOrders(b: Uint8Array, i: number, places: OrderPlaces): number {
         if (orderDue) return -1;
         orderDue = true;
       }
-    } else if (depth === 0 && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) {
+    } else if (depth === 0 && !isSpace(c)) {
       return -1;
     }
   }
   return -1;
+}
+
+/** JSON's whitespace: space, line feed, carriage return, tab. */
+const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+function pastSpace(b: Uint8Array, i: number): number {
+  while (isSpace(b[i])) i++;
+  return i;
 }
 
 function bytesAre(b: Uint8Array, at: number, expected: number[]): boolean {
