@@ -159,18 +159,20 @@ export class OrderReader {
    * decodeSearch, so that its error (and the orders before a bad one) are what they are for a search.
    */
   decodePage(request: SearchRequest, response: UpstreamResponse): SearchAnswer {
+    const readWhole = () => answerOf(this.decodeSearch(request, response));
     const bytes = response.body;
     const places = placeOrders(bytes);
-    if (places === undefined) return answerOf(this.decodeSearch(request, response));
+    if (places === undefined) return readWhole();
     let envelope: unknown;
     try {
       envelope = JSON.parse(textDecoder.decode(bytes.subarray(0, places.beforeItems)) + textDecoder.decode(bytes.subarray(places.afterItems)));
     } catch {
-      return answerOf(this.decodeSearch(request, response));
+      return readWhole();
     }
+    if (!isSearchResult(envelope)) return readWhole();
+    const { items, search_criteria: echo, total_count } = envelope as CommerceSearchResult;
     // Orders left in the envelope mean `items` was written twice, the last time with an escape (JSON.parse keeps that one).
-    const readWhole = !isSearchResult(envelope) || (envelope as CommerceSearchResult).items.length > 0 || echoMismatch(request, (envelope as CommerceSearchResult).search_criteria);
-    if (readWhole) return answerOf(this.decodeSearch(request, response));
+    if (items.length > 0 || echoMismatch(request, echo)) return readWhole();
     const { starts, ends, ids } = places;
     const order = (index: number): CommerceOrder => {
       let value: unknown;
@@ -180,13 +182,13 @@ export class OrderReader {
         value = undefined;
       }
       // One that fails is read again with the whole answer, whose error (naming it) is the one a search throws.
-      const parsed = isOrder(value) ? (value as CommerceOrder) : answerOf(this.decodeSearch(request, response)).order(index);
+      const parsed = isOrder(value) ? (value as CommerceOrder) : this.decodeSearch(request, response).items[index]!;
       if (parsed.entity_id !== ids[index]) {
         throw new PayError('UPSTREAM_INVALID_RESPONSE', `The commerce platform answered an order search with an order whose entity_id is written twice (${ids[index]} and ${parsed.entity_id}); which order it is cannot be told, so it stops there.`, { details: { service: 'commerce' } });
       }
       return parsed;
     };
-    return { ids, order, total_count: (envelope as CommerceSearchResult).total_count };
+    return { ids, order, total_count };
   }
 
   /** Every matching order's page, entity_id ascending, read by key (see orderPages). */
