@@ -115,13 +115,11 @@ async function* pagesFrom(source: SearchSource, filter: NormalizedFilter, prefet
     while (to < ids.length && ids[to]! <= until) to++;
     const totalCount = handedOver + answer.total_count;
     handedOver += to - from;
-    // Once only: after `done`, the bytes the orders are parsed from may be filling with another answer.
-    let released = false;
-    const release = () => {
-      if (!released) done();
-      released = true;
-    };
-    if (to === from) release();
+    if (to === from) {
+      done();
+      return { size: 0, totalCount, *orders() {} };
+    }
+    // Read once: after `done`, the bytes the orders are parsed from may be filling with another answer.
     let read = false;
     return {
       size: to - from,
@@ -132,7 +130,7 @@ async function* pagesFrom(source: SearchSource, filter: NormalizedFilter, prefet
         try {
           for (let i = from; i < to; i++) yield answer.order(i);
         } finally {
-          release();
+          done();
         }
       },
     };
