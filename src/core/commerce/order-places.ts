@@ -103,16 +103,10 @@ class Scanner {
 
   /** The string whose opening quote is at `at`. */
   string(): boolean {
-    const b = this.bytes;
-    for (let i = this.at + 1; i < b.length; i++) {
-      const c = b[i];
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) {
-        this.at = i + 1;
-        return true;
-      }
-    }
-    return false;
+    const end = closingQuote(this.bytes, this.at);
+    if (end === -1) return false;
+    this.at = end + 1;
+    return true;
   }
 
   /** Past any value: objects and arrays by their brackets, strings by their quotes, the rest up to a delimiter. */
@@ -131,7 +125,8 @@ class Scanner {
     for (let i = this.at; i < b.length; i++) {
       const c = b[i];
       if (c === QUOTE) {
-        for (i++; i < b.length && b[i] !== QUOTE; i++) if (b[i] === BACKSLASH) i++;
+        i = closingQuote(b, i);
+        if (i === -1) return false;
       } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
         depth++;
       } else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && --depth === 0) {
@@ -164,9 +159,9 @@ function scanOrders(b: Uint8Array, i: number, places: OrderPlaces): number {
     if (c === QUOTE) {
       if (depth === 0) return -1; // a string among the orders
       const from = i;
+      // closingQuote, written out: called here, once a string, the scan of a sandbox page took 0.8 ms instead of 0.6.
       for (i++; i < n; i++) {
         const d = b[i]!;
-        // One comparison for most bytes: the quote and the backslash are the only ones that matter, both at most 0x5c.
         if (d <= BACKSLASH && (d === QUOTE || d === BACKSLASH)) {
           if (d === QUOTE) break;
           i++;
@@ -217,6 +212,19 @@ const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0
 function pastSpace(b: Uint8Array, i: number): number {
   while (isSpace(b[i])) i++;
   return i;
+}
+
+/** Where the string whose opening quote is at `i` closes, or -1 when it does not. */
+function closingQuote(b: Uint8Array, i: number): number {
+  for (i++; i < b.length; i++) {
+    const c = b[i]!;
+    // One comparison for most bytes: the quote and the backslash are the only ones that matter, both at most 0x5c.
+    if (c <= BACKSLASH && (c === QUOTE || c === BACKSLASH)) {
+      if (c === QUOTE) return i;
+      i++;
+    }
+  }
+  return -1;
 }
 
 function bytesAre(b: Uint8Array, at: number, expected: number[]): boolean {
