@@ -193,7 +193,7 @@ const EXCERPT_BYTES = EXCERPT_CHARS * 16;
  * EXCERPT_CHARS characters; `cut` when it says more. Its secrets were redacted when it was read (callUpstream).
  */
 export function answerExcerpt(error: UpstreamError): { text: string; cut: boolean } {
-  const characters = [...new TextDecoder().decode(error.body.subarray(0, EXCERPT_BYTES)).replace(/\s+/g, ' ').trim()];
+  const characters = [...textDecoder.decode(error.body.subarray(0, EXCERPT_BYTES)).replace(/\s+/g, ' ').trim()];
   return { text: characters.slice(0, EXCERPT_CHARS).join(''), cut: characters.length > EXCERPT_CHARS || error.body.byteLength > EXCERPT_BYTES };
 }
 
