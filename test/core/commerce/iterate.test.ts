@@ -19,6 +19,9 @@ async function text(req: IncomingMessage): Promise<string> {
 
 const idsOf = (orders: Array<{ entity_id: number }>) => orders.map((o) => o.entity_id);
 
+/** The text of a first page of 10 (as the iteration asks for it): these orders' JSON, any other members, the total. */
+const firstPageOf = (orders: string[], totalCount: number, more = '') => `{"items":[${orders.join(',')}]${more},"total_count":${totalCount},"search_criteria":{"filter_groups":[],"page_size":10,"current_page":1}}`;
+
 describe('orders.iterate', () => {
   it('yields every matching order once, entity_id ascending, across pages', async () => {
     sb = await commerceSandbox({ orders: 730 });
@@ -254,7 +257,7 @@ describe('orders.iterate', () => {
     sb = await commerceSandbox({ orders: 4 });
     const orders = [1, 2, 3, 4].map((id) => JSON.stringify(sb!.commerce.order(id)));
     orders[2] = orders[2]!.replace('{', '{"note":01,'); // a leading zero: not JSON
-    const body = `{"items":[${orders.join(',')}],"total_count":4,"search_criteria":{"filter_groups":[],"page_size":10,"current_page":1}}`;
+    const body = firstPageOf(orders, 4);
     sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 200, body, times: 2 });
     const pay = payFor(sb);
     const seen: number[] = [];
@@ -270,7 +273,7 @@ describe('orders.iterate', () => {
   it('refuses an order whose entity_id is written twice, the last time with an escape (it would not be the id paged by)', async () => {
     sb = await commerceSandbox({ orders: 2 });
     const first = JSON.stringify(sb.commerce.order(1)).replace(/}$/, ',"entity\\u005fid":9}');
-    const body = `{"items":[${first},${JSON.stringify(sb.commerce.order(2))}],"total_count":2,"search_criteria":{"filter_groups":[],"page_size":10,"current_page":1}}`;
+    const body = firstPageOf([first, JSON.stringify(sb.commerce.order(2))], 2);
     expect((JSON.parse(body) as { items: Array<{ entity_id: number }> }).items[0]!.entity_id).toBe(9); // JSON.parse keeps the last
     sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 200, body });
     await expect(collect(payFor(sb).orders.iterate({ pageSize: 10 }))).rejects.toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', message: expect.stringContaining('entity_id is written twice (1 and 9)') });
@@ -279,7 +282,7 @@ describe('orders.iterate', () => {
   it('reads the orders JSON.parse reads when `items` is written twice, the last time with an escape', async () => {
     sb = await commerceSandbox({ orders: 2 });
     const [first, second] = [1, 2].map((id) => JSON.stringify(sb!.commerce.order(id)));
-    const body = `{"items":[${first}],"item\\u0073":[${second}],"total_count":1,"search_criteria":{"filter_groups":[],"page_size":10,"current_page":1}}`;
+    const body = firstPageOf([first!], 1, `,"item\\u0073":[${second}]`);
     sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', status: 200, body, times: 2 });
     const pay = payFor(sb);
     const searched = await pay.orders.search({ pageSize: 10 });
