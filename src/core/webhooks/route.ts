@@ -56,7 +56,7 @@ export function webhookRoute(deps: WebhookRouteDeps): Route {
           logger.warn(fields, 'webhook refused');
           throw error;
         }
-        // A 5xx is the receiver's setup (the event id read from the payload): an error, logged here once.
+        // A 5xx is the receiver's setup (a body parser mounted first, the event id read from the payload): an error, logged here once.
         logger.error(fields, 'webhook refused: the receiver\'s setup, not the delivery, is at fault; every delivery fails (500, so the sender retries) until it is fixed');
         throw loggedWhereItArose(error);
       }
