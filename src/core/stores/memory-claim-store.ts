@@ -1,8 +1,7 @@
 import type { Awaitable } from '../awaitable.js';
-import { PayError } from '../errors.js';
-import { describeKind } from '../option-types.js';
 import type { Logger } from '../types.js';
 import { DONE, type ClaimResult, type ClaimStore } from './claim-store.js';
+import { maxEntriesOption } from './max-entries.js';
 
 /** Options of `new MemoryClaimStore()`. */
 export interface MemoryClaimStoreOptions {
@@ -55,12 +54,9 @@ export class MemoryClaimStore implements ClaimStore {
   #evictedLive = false;
 
   constructor(options: MemoryClaimStoreOptions = {}) {
-    const { maxEntries = 100_000, now = Date.now, logger } = options;
+    const { now = Date.now, logger } = options;
     this.#logger = logger;
-    if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
-      throw new PayError('CONFIG_INVALID', `new MemoryClaimStore({ maxEntries }) takes a whole number of keys, 1 or more (the default is 100,000), got ${describeKind(maxEntries)}.`, { details: { options: ['maxEntries'] } });
-    }
-    this.#maxEntries = maxEntries;
+    this.#maxEntries = maxEntriesOption('MemoryClaimStore', options.maxEntries, 100_000, 'keys');
     this.#now = now;
   }
 

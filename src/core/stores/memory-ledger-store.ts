@@ -1,4 +1,5 @@
 import type { Awaitable } from '../awaitable.js';
+import { maxEntriesOption } from './max-entries.js';
 import { applyObservation, isForgettable, listsByUpdate, matchesQuery, type ForgetCondition, type LedgerEntry, type LedgerObservation, type LedgerQuery, type LedgerRecordResult, type LedgerStore } from './ledger-store.js';
 
 /** Options of `new MemoryLedgerStore()`. */
@@ -30,7 +31,7 @@ export class MemoryLedgerStore implements LedgerStore {
   readonly #maxEntries: number;
 
   constructor(options: MemoryLedgerStoreOptions = {}) {
-    this.#maxEntries = options.maxEntries ?? 100_000;
+    this.#maxEntries = maxEntriesOption('MemoryLedgerStore', options.maxEntries, 100_000, 'payments');
   }
 
   async get(paymentId: string): Promise<LedgerEntry | undefined> {

@@ -5,6 +5,13 @@ import { ledgerStoreContract } from './ledger-store-contract.js';
 ledgerStoreContract('MemoryLedgerStore', () => new MemoryLedgerStore());
 
 describe('MemoryLedgerStore', () => {
+  it('refuses a maxEntries that is not a whole number of 1 or more, naming the option (NaN would lift the cap, 0 keep one payment)', () => {
+    for (const maxEntries of [0, -5, 2.5, Number.NaN, '3' as unknown as number]) {
+      expect(() => new MemoryLedgerStore({ maxEntries })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringMatching(/^new MemoryLedgerStore\(\{ maxEntries \}\) takes a whole number of payments, 1 or more \(the default is 100,000\)/) }));
+    }
+    expect(new MemoryLedgerStore({ maxEntries: undefined })).toBeInstanceOf(MemoryLedgerStore);
+  });
+
   it('is bounded: past maxEntries the oldest final entry goes first, unresolved ones last', async () => {
     const store = new MemoryLedgerStore({ maxEntries: 3 });
     await store.record({ paymentId: 'open-1', status: 'processing', outcome: 'unresolved', source: 'poll', at: 1 });
