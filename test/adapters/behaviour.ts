@@ -461,7 +461,7 @@ export function describeAdapter(adapter: AdapterCase): void {
 
     if (adapter.mountBehindReader) {
       const mountBehindReader = adapter.mountBehindReader;
-      it('behind app code that read the stream and kept nothing, refuses the webhook (500) and the JSON route (400), saying so', async () => {
+      it('behind app code that read the stream and kept nothing, refuses the webhook (500) and the JSON route (400), saying so, and answers a GET as ever', async () => {
         const readApp = await mountBehindReader(pay);
         try {
           const delivery = webhook({ type: 'payment.succeeded', data: { payment_id: 'pay_read' } });
@@ -480,6 +480,12 @@ export function describeAdapter(adapter: AdapterCase): void {
           expect(minted.status).toBe(400);
           expect(JSON.parse(minted.text).error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('The request stream was read before paywidget-server got it') });
           expect(checkouts).not.toContain('order-read');
+          // A GET or HEAD lost nothing (its body is never read): answered as without the reader, not refused.
+          for (const method of ['GET', 'HEAD']) {
+            const [behind, plain] = await Promise.all([readApp, app].map((mounted) => mounted.send({ method, path: '/payments/pay_unknown' })));
+            expect([method, behind!.status, behind!.text]).toEqual([method, plain!.status, plain!.text]);
+            expect(behind!.status).not.toBe(400);
+          }
         } finally {
           await readApp.close();
         }

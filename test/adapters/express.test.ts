@@ -249,6 +249,27 @@ describe('payMiddleware after middleware that read an empty body', () => {
       await app.close();
     }
   });
+
+  it('takes an HTTP/1.1 request with neither Content-Length nor Transfer-Encoding (curl -X POST) as empty too', async () => {
+    const { pay, seen } = payRecordingCheckouts();
+    const app = await appWith((a) => {
+      a.use(readAndKeepNothing);
+      a.use('/pay', payMiddleware(pay));
+    });
+    try {
+      const { port } = new URL(app.webhookUrl!);
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => socket.write('POST /pay/widget-token HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'));
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1'))).on('end', () => resolve(text)).on('error', reject);
+      });
+      // resolveCheckout got the empty body (the mint then fails: this pay instance has no service to reach).
+      expect(seen).toEqual([{}]);
+      expect(answer).toMatch(/^HTTP\/1\.1 502 /);
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 describe('payMiddleware given the wrong thing, as plain JavaScript allows', () => {

@@ -49,9 +49,12 @@ export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBy
     // (A parser that only set `req.body = {}` without reading, as Express 4's do for other content
     // types, left the stream to us: it is read below.)
     if (parsed.body !== undefined) request.parsedBody = parsed.body;
-    // Read by the app's own code (a body logger, getRawBody(req)) and kept nowhere: not an empty body, unless it was one.
-    else if (req.headers['content-length'] === '0') request.rawBody = Buffer.alloc(0);
-    else request.bodyUsed = true;
+    // Read by the app's own code (a body logger, getRawBody(req)) and kept nowhere: not an empty body, unless it was
+    // one. A GET or HEAD lost nothing either: its body is never read.
+    else if (request.method !== 'GET' && request.method !== 'HEAD') {
+      if (sentNoBody(req)) request.rawBody = Buffer.alloc(0);
+      else request.bodyUsed = true;
+    }
   } else if (maxBodyBytes !== undefined && request.method !== 'GET' && request.method !== 'HEAD') {
     let coding: string | undefined;
     try {
@@ -63,6 +66,16 @@ export async function toPayRequest(req: IncomingMessage, path: string, maxBodyBy
     request.rawBody = await readStream(req, maxBodyBytes, coding);
   }
   return request;
+}
+
+/**
+ * Whether the request came without a body: a Content-Length of 0, or HTTP/1 with neither it nor Transfer-Encoding
+ * (RFC 9112 §6.3: `curl -X POST` sends that). HTTP/2 may leave the length out of a body it frames, so only its 0 says so.
+ */
+function sentNoBody(req: IncomingMessage): boolean {
+  const { headers } = req;
+  if (headers['content-length'] !== undefined) return headers['content-length'] === '0';
+  return req.httpVersionMajor === 1 && headers['transfer-encoding'] === undefined;
 }
 
 /**
