@@ -301,6 +301,9 @@ describe('payMiddleware mounted on one of its own routes', () => {
   it.each([
     ['a route handler', (a: express.Express) => a.post('/pay/webhooks', payMiddleware(offlinePay())), "a route handler (app.post('/pay/webhooks', payMiddleware(pay)))"],
     ['app.use at a route', (a: express.Express) => a.use('/pay/webhooks', payMiddleware(offlinePay())), "mounted at '/pay/webhooks', one of its own routes"],
+    // A catch-all or a param, as Next's [...path] would suggest: the handler still sees the whole path.
+    ['a catch-all route handler', (a: express.Express) => a.all('/pay/*rest', payMiddleware(offlinePay())), "a route handler (app.all('/pay/*rest', payMiddleware(pay)))"],
+    ['a route handler with a param', (a: express.Express) => a.post('/pay/:action', payMiddleware(offlinePay())), "a route handler (app.post('/pay/:action', payMiddleware(pay)))"],
   ] as const)('as %s, passes CONFIG_INVALID naming app.use(\'/pay\', …) to the error handler (500, logged), not a 404 a sender gives up on', async (_name, mount, how) => {
     const errors: Error[] = [];
     const app = await appWith((a) => {

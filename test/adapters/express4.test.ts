@@ -92,3 +92,22 @@ describe('Express 4: a middleware that answered first (a request time-out)', () 
     }
   });
 });
+
+describe('Express 4: payMiddleware as a catch-all route handler', () => {
+  it("passes CONFIG_INVALID naming app.use('/pay', …) to the error handler, not a silent 404", async () => {
+    const errors: Error[] = [];
+    const app = await appWith((a) => {
+      a.all('/pay/*', middleware(createPay({ env: {} })));
+      a.use((error: Error, _req: express4.Request, res: express4.Response, _next: express4.NextFunction) => {
+        errors.push(error);
+        res.status(500).send('failed');
+      });
+    });
+    try {
+      expect((await app.send({ method: 'GET', path: '/payments/pay_1' })).status).toBe(500);
+      expect(errors[0]).toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining("payMiddleware is a route handler (app.all('/pay/*', payMiddleware(pay))), so it cannot see which of its routes was asked for. Mount it with app.use at the path above its routes: app.use('/pay', payMiddleware(pay))") });
+    } finally {
+      await app.close();
+    }
+  });
+});

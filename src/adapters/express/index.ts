@@ -24,19 +24,28 @@ export function payMiddleware(payOrOptions?: Pay | PayOptions): RequestHandler {
 
 /**
  * A mount no request can reach a route through, found on a request that is not one: the middleware as a route
- * handler (`app.post('/pay/webhooks', …)` sees the whole path) or mounted at one of its own routes
- * (`app.use('/pay/webhooks', …)` sees '/'). Passed to next(), so Express answers 500 and logs the fix, rather
- * than a 404 a webhook sender may give up on. Undefined for a path that is simply not the library's.
+ * handler (`app.post('/pay/webhooks', …)` or `app.all('/pay/*rest', …)` sees the whole path) or mounted at one of
+ * its own routes (`app.use('/pay/webhooks', …)` sees '/'). Passed to next(), so Express answers 500 and logs the
+ * fix, rather than a 404 a webhook sender may give up on. Undefined for a path that is simply not the library's.
  */
 function mountedOnARoute(pay: Pay, req: Request, self: RequestHandler): PayError | undefined {
   // req.route is left set by any route handler an earlier match ran (that called next()): ours only if it holds us.
-  const candidate = (req as { route?: { path?: unknown; stack?: { handle?: unknown }[] } }).route;
+  const candidate = (req as { route?: { path?: unknown; methods?: Record<string, boolean>; stack?: { handle?: unknown }[] } }).route;
   const route = candidate?.stack?.some((layer) => layer.handle === self) ? candidate : undefined;
-  const at = typeof route?.path === 'string' ? route.path : req.path === '/' ? req.baseUrl : undefined;
-  if (at === undefined) return undefined;
-  const own = pay.routes.find((candidate) => !candidate.path.includes(':') && at.endsWith(candidate.path));
-  if (own === undefined) return undefined;
-  const mount = at.slice(0, -own.path.length) || '/';
-  const how = route !== undefined ? `a route handler (app.${req.method.toLowerCase()}('${at}', payMiddleware(pay)))` : `mounted at '${at}', one of its own routes`;
+  const path = route !== undefined ? req.path : req.path === '/' ? req.baseUrl : undefined;
+  const mount = path === undefined ? undefined : mountAbove(pay, req.method, path);
+  if (mount === undefined) return undefined;
+  // app.all() registers every method (Router#all, `_all`): one verb is app.<verb>().
+  const verbs = Object.keys(route?.methods ?? {});
+  const verb = verbs.length === 1 && verbs[0] !== '_all' ? verbs[0] : 'all';
+  const how = route !== undefined ? `a route handler (app.${verb}('${String(route.path)}', payMiddleware(pay)))` : `mounted at '${path}', one of its own routes`;
   return new PayError('CONFIG_INVALID', `paywidget-server: payMiddleware is ${how}, so it cannot see which of its routes was asked for. Mount it with app.use at the path above its routes: app.use('${mount}', payMiddleware(pay)) serves ${pay.routes.map((r) => `${r.method} ${mount === '/' ? '' : mount}${r.path}`).join(', ')}.`);
+}
+
+/** Where the library would have to be mounted for `path` to be one of its routes: the part before the route. */
+function mountAbove(pay: Pay, method: string, path: string): string | undefined {
+  for (let at = path.indexOf('/'); at !== -1; at = path.indexOf('/', at + 1)) {
+    if (pay.matches(method, path.slice(at))) return path.slice(0, at) || '/';
+  }
+  return undefined;
 }
