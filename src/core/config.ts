@@ -271,8 +271,9 @@ export function resolveCommerceConfig(options: ConfigOptions = {}): { commerce: 
     ...options.commerce,
     url: options.commerce?.url ?? fromEnv('COMMERCE_URL'),
     username: options.commerce?.username ?? fromEnv('COMMERCE_USERNAME'),
-    // A value read from a file (a mounted secret) often ends in a line break that is no part of it.
-    password: options.commerce?.password ?? fromEnv('COMMERCE_PASSWORD')?.replace(/\r?\n$/, ''),
+    // A value read from a file (a mounted secret) often ends in a line break that is no part of it; a file saved
+    // with CRLF line endings and read line by line (docker --env-file) leaves its CR alone.
+    password: options.commerce?.password ?? fromEnv('COMMERCE_PASSWORD')?.replace(/\r?\n$|\r$/, ''),
     scope: options.commerce?.scope ?? fromEnv('COMMERCE_SCOPE'),
     readMethod: options.commerce?.readMethod ?? fromEnv('COMMERCE_READ_METHOD'),
   };

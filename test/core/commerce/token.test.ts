@@ -19,8 +19,11 @@ describe('admin token', () => {
     sb.commerce.setPassword(' Corr3ct horse ');
     expect((await payFor(sb, { commerce: { password: ' Corr3ct horse ' } }).orders.get(1)).entity_id).toBe(1);
     sb.commerce.setPassword('from-a-file');
-    const fromFile = payFor(sb, { env: { COMMERCE_PASSWORD: 'from-a-file\n' }, commerce: { password: undefined } });
-    expect((await fromFile.orders.get(2)).entity_id).toBe(2);
+    // A line break of any kind: LF, CRLF, or the CR a CRLF env file read line by line leaves (docker --env-file).
+    for (const lineBreak of ['\n', '\r\n', '\r']) {
+      const fromFile = payFor(sb, { env: { COMMERCE_PASSWORD: `from-a-file${lineBreak}` }, commerce: { password: undefined } });
+      expect((await fromFile.orders.get(2)).entity_id).toBe(2);
+    }
     // Only whitespace is no password.
     expect(() => payFor(sb!, { commerce: { password: '   ' } })).toThrow(/commerce\.password .*must not be only whitespace/);
   });
