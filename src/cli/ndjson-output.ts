@@ -81,7 +81,8 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
     try {
       if (append) await cutTornLine(file);
       real = await resolveLinks(file);
-      const stats = await stat(real).catch(() => undefined);
+      // Through the path as given: the links to a pipe (/dev/stdout, bash's >(gzip)) end in 'pipe:[…]', no path.
+      const stats = await stat(file).catch(() => undefined);
       // Whole only over a regular file (or none yet): renamed over /dev/full or a FIFO, it would replace them.
       if (mode.whole && !append && (stats === undefined || stats.isFile())) {
         await removeStaleTemporaries(real);

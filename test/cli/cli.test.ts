@@ -662,6 +662,18 @@ describe('paywidget as a process', () => {
     expect(code).toBe(0);
   });
 
+  it('writes --out /dev/stdout into the pipe it is (a tool that insists on a file name, bash\'s >(gzip) alike)', async () => {
+    // Through the shell, so that stdout is a pipe (Node gives a child a socket, which /dev/stdout cannot open).
+    const quoted = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
+    const command = `${quoted(process.execPath)} --import tsx ${quoted(cli)} orders sync --status complete --out /dev/stdout | cat`;
+    const result = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+      execFile('sh', ['-c', command], { env: { ...process.env, ...env(), PAYWIDGET_STATE_DIR: join(dir, 'process-state') } }, (error, stdout, stderr) => (error ? reject(error) : resolve({ stdout, stderr })));
+    });
+    expect(result.stderr).toContain('Synced');
+    const complete = range(1, sb.commerce.orderCount).filter((id) => sb.commerce.order(id)!.status === 'complete');
+    expect(lines(result.stdout).map((order) => order.entity_id)).toEqual(complete);
+  });
+
   it('prints an order, syncs NDJSON, and exits 2 on bad usage', async () => {
     const [get, sync, bad] = await Promise.all([exec(['orders', 'get', '5']), exec(['orders', 'sync', '--status', 'processing']), exec(['orders', 'get', 'five'])]);
     expect(get.code).toBe(0);
