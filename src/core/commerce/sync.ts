@@ -251,7 +251,9 @@ async function run(reader: OrderReader, deps: RunDeps, options: OrderSyncOptions
   }
   // Every new order up to the previous position was read by the run before: a run of changes starts no lower.
   if (complete && changes !== undefined) position = Math.max(position ?? 0, changes.afterEntityId);
-  await save(complete);
+  // A run stopped with nothing new since its last save has nothing to add: stopped before its first order, it leaves
+  // the checkpoint (and the CLI the --out file, which a save opens) as it found them.
+  if (complete || position !== savedId) await save(complete);
   const summary = { ...progress(), complete, pages };
   logger.info({ service: 'commerce', checkpoint, delivered, total: summary.total, lastEntityId, position, complete }, 'order sync finished');
   return summary;

@@ -280,6 +280,25 @@ describe('orders.sync', () => {
     expect([...first, ...rest]).toEqual(range(1, 300));
   });
 
+  it('stopped before its first order, or after a page it saved, writes nothing more: the checkpoint stays as it was', async () => {
+    sb = await commerceSandbox({ orders: 100 });
+    const checkpoints = new MemoryCheckpointStore();
+    const writes: string[] = [];
+    const set = checkpoints.set.bind(checkpoints);
+    checkpoints.set = async (key, value) => {
+      writes.push(value);
+      await set(key, value);
+    };
+    const pay = payFor(sb, { stores: { checkpoints } });
+    const stopped = await pay.orders.sync({ checkpoint: 'c', pageSize: 20, signal: AbortSignal.abort(), onOrder: () => {} });
+    expect(stopped).toMatchObject({ complete: false, delivered: 0 });
+    expect([writes, await checkpoints.get('c')]).toEqual([[], undefined]);
+    // Stopped at the first order of its second page: the first page's save is the last.
+    const controller = new AbortController();
+    await pay.orders.sync({ checkpoint: 'c', pageSize: 20, signal: controller.signal, onOrder: (o) => void (o.entity_id === 20 && controller.abort()) });
+    expect(writes.map((w) => JSON.parse(w) as { lastEntityId: number })).toEqual([expect.objectContaining({ lastEntityId: 20, complete: false })]);
+  });
+
   it('rejects with the error of onOrder even when the signal was aborted before it failed', async () => {
     sb = await commerceSandbox({ orders: 100 });
     const checkpoints = new MemoryCheckpointStore();
