@@ -301,6 +301,16 @@ describe('paywidget CLI', () => {
     expect(toFile.stderr).toMatch(/\r\[#+-*\]/);
   });
 
+  it('orders sync stopped by Ctrl-C before its first order leaves --out and the checkpoint as it found them', async () => {
+    const checkpoint = join(dir, 'early-stop.checkpoint.json');
+    const out = join(dir, 'early-stop.ndjson');
+    await writeFile(out, 'yesterday\n'); // the wrong --out, noticed at once
+    const result = await run(['orders', 'sync', '--checkpoint', checkpoint, '--out', out], { signal: AbortSignal.abort() });
+    expect([result.code, result.stderr]).toEqual([130, expect.stringContaining('Stopped after 0 orders.')]);
+    expect(await readFile(out, 'utf8')).toBe('yesterday\n');
+    expect(await readFile(checkpoint, 'utf8').catch((error: NodeJS.ErrnoException) => error.code)).toBe('ENOENT');
+  });
+
   it('orders sync resumes from its checkpoint file after a stop, and appends to --out', async () => {
     const checkpoint = join(dir, 'stop.checkpoint.json');
     const out = join(dir, 'stop.ndjson');
