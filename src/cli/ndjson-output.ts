@@ -46,8 +46,11 @@ export interface Output {
   /** The stream if it is open: stdout always is. */
   readonly current: Writable | undefined;
   open(): Promise<Writable>;
-  /** Ends the output; a whole-file one (see `output`) replaces the file when the run is `complete`, else is dropped. */
-  close(complete: boolean): Promise<void>;
+  /**
+   * Ends the output; a whole-file one (see `output`) replaces the file when the run is `complete`, else is dropped.
+   * `abandon`: what the file (a FIFO) has not taken yet is dropped, not waited for.
+   */
+  close(complete: boolean, abandon?: boolean): Promise<void>;
 }
 
 /** How the --out file is written: appended to (resuming from a checkpoint), or started over (`whole`: replaced only when the run completes). */
@@ -77,6 +80,7 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
   let temporary: string | undefined;
   /** The file --out names, through its links: what a whole-file run renames its temporary over. */
   let real = file;
+  let abandoned = false;
   const open = () => (opening ??= (async () => {
     try {
       if (append) await cutTornLine(file);
@@ -94,7 +98,8 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
       const replacing = temporary !== undefined && stats !== undefined;
       const fd = await openFile(path, append ? 'a' : temporary !== undefined ? 'wx' : 'w', replacing ? 0o600 : 0o666);
       if (replacing) await keepModeAndOwner(temporary!, stats!);
-      stream = createWriteStream(path, { fd }).on('error', (error) => onError(named(error)));
+      // Once abandoned, the writes it still held fail (ERR_STREAM_DESTROYED): no fault of the output's.
+      stream = createWriteStream(path, { fd }).on('error', (error) => abandoned || onError(named(error)));
       return stream;
     } catch (error) {
       throw named(error as NodeJS.ErrnoException);
@@ -106,7 +111,11 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
       return stream;
     },
     open,
-    async close(complete) {
+    async close(complete, abandon = false) {
+      if (abandon && temporary === undefined) {
+        abandoned = true;
+        return void stream?.destroy();
+      }
       if (temporary === undefined) return end();
       try {
         if (complete) await syncToDisk(stream!);

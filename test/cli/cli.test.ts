@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
 import { appendFile, chmod, link, lstat, mkdir, mkdtemp, open, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -202,17 +202,20 @@ describe('paywidget CLI', () => {
 
   it('orders sync interrupted says so, and still says when its position could not be saved on the way out', async () => {
     const checkpoint = join(dir, 'unsavable.json');
-    // replaceFile's own file is a directory: the save fails with EISDIR.
-    await mkdir(`${checkpoint}.${process.pid}.tmp`);
-    const slow = sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', latencyMs: 2_000 });
+    const controller = new AbortController();
+    // Stopped mid-page, with orders since the last save: after the first page (saved), replaceFile's own file becomes a
+    // directory, so the save on the way out fails with EISDIR.
+    const stdout = sink({ onWrite: (_text, all) => {
+      const written = all.split('\n').length - 1;
+      if (written === 51) mkdirSync(`${checkpoint}.${process.pid}.tmp`);
+      if (written === 60) controller.abort();
+    } });
     try {
-      const controller = new AbortController();
-      setTimeout(() => controller.abort(), 300);
-      const result = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50'], { signal: controller.signal });
+      const result = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50'], { stdout, signal: controller.signal });
       expect(result.code).toBe(130);
       expect(result.stderr).toMatch(new RegExp(`^paywidget orders sync: The checkpoint file ${checkpoint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} could not be written \\(EISDIR`));
+      expect(JSON.parse(JSON.parse(await readFile(checkpoint, 'utf8'))['orders-sync'])).toMatchObject({ lastEntityId: 50 });
     } finally {
-      sb.commerce.faults.remove(slow);
       await rm(`${checkpoint}.${process.pid}.tmp`, { recursive: true });
     }
   });
@@ -495,6 +498,28 @@ describe('paywidget CLI', () => {
       reader.destroy();
     }
     expect(JSON.parse(await readFile(checkpoint, 'utf8'))).toEqual({});
+  });
+
+  it('orders sync into a pipe whose reader reads nothing (less, not scrolled) stops at Ctrl-C, its position where the run started', async () => {
+    const checkpoint = join(dir, 'stalled.checkpoint.json');
+    const fifo = join(dir, 'stalled.fifo');
+    await promisify(execFile)('mkfifo', [fifo]);
+    const reader = open(fifo, 'r'); // opened, never read: the pipe fills after a few orders
+    const controller = new AbortController();
+    const running = run(['orders', 'sync', '--checkpoint', checkpoint, '--out', fifo, '--page-size', '5'], { signal: controller.signal });
+    try {
+      await reader;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Pages went into the pipe, and no position was saved for them: a kill here (or a second Ctrl-C) leaves none behind.
+      await expect(readFile(checkpoint, 'utf8')).rejects.toThrow(/ENOENT/);
+      controller.abort();
+      const stopped = await Promise.race([running, new Promise((resolve) => setTimeout(resolve, 5_000, 'still waiting on the reader'))]);
+      expect(stopped).toMatchObject({ code: 130, stderr: expect.stringMatching(/^Stopped after \d+ orders\. The checkpoint is left where this run started/) });
+      expect(JSON.parse(await readFile(checkpoint, 'utf8'))).toEqual({});
+    } finally {
+      await (await reader).close(); // the write still under way fails (EPIPE), so the run ends whatever happened above
+      await running;
+    }
   });
 
   it('orders sync refuses a checkpoint another sync is using (exit 75), and leaves no lock behind', async () => {

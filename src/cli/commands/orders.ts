@@ -9,6 +9,7 @@ import { silentLogger } from '../../core/logger.js';
 import { checkWindow, parseCliDate } from '../dates.js';
 import { lockCheckpointFile } from '../checkpoint-lock.js';
 import { FileCheckpointStore } from '../file-checkpoint-store.js';
+import { HeldCheckpoints } from '../held-checkpoints.js';
 import { commandGroup, EXIT, ExitError, parse, UsageError, wholeNumber, write, type CliIo, type Command, printHelp, warnOn } from '../io.js';
 import { drained } from '../../core/drained.js';
 import { isPipe, output, syncToDisk } from '../ndjson-output.js';
@@ -180,7 +181,11 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
     await write(stream, '');
     await syncToDisk(stream);
   };
-  const store = values.checkpoint === undefined ? new MemoryCheckpointStore() : new FileCheckpointStore(values.checkpoint, flush);
+  const file = values.checkpoint === undefined ? undefined : new FileCheckpointStore(values.checkpoint, flush);
+  // Into a pipe, a position stands only once the run finished (see `unread` below): held until then, so that not even
+  // a second Ctrl-C or a kill leaves one past what the reader read.
+  const held = file !== undefined && toPipe ? new HeldCheckpoints(file) : undefined;
+  const store = held ?? file ?? new MemoryCheckpointStore();
   // Not when the orders go to the same terminal: the bar's carriage returns would overwrite their lines.
   const bar = io.stderr.isTTY && (values.out !== undefined || !io.stdout.isTTY) ? new ProgressBar(io.stderr, 'orders') : undefined;
   // Ctrl-C stops the run too, with its own reason; linked by hand, as AbortSignal.any came in Node 20.3.
@@ -195,13 +200,17 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
       onOrder: async (order) => {
         if (failed) throw failed;
         const stream = out.current ?? (await out.open());
-        if (!stream.write(`${JSON.stringify(order)}\n`)) await drained(stream);
+        // Not waited for past Ctrl-C: a reader that reads nothing (less, not scrolled) would hold the stop up.
+        if (!stream.write(`${JSON.stringify(order)}\n`)) await drained(stream, signal);
         if (failed) throw failed;
       },
       onProgress: (p) => bar?.update(p.delivered, p.total, p.ratePerSecond),
     }));
     // No matching order: the file still says so, empty (or as it was, when resuming).
-    if (summary.complete) await out.open();
+    if (summary.complete) {
+      await out.open();
+      await held?.commit();
+    }
   } catch (error) {
     // The core names the checkpoint by its key, which the CLI sets itself: name the file instead.
     if (error instanceof PayError && error.details?.field === 'checkpoint') {
@@ -217,7 +226,9 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
   } finally {
     io.signal?.removeEventListener('abort', stopOnSignal);
     bar?.finish();
-    await out.close(summary?.complete === true && !failed).catch((error: Error) => void (failed ??= error));
+    // A pipe stopped by Ctrl-C is not waited on to take what it was sent: its reader may never read again.
+    const abandon = toPipe && summary?.complete !== true && io.signal?.aborted === true;
+    await out.close(summary?.complete === true && !failed, abandon).catch((error: Error) => void (failed ??= error));
   }
   // What a pipe took, its reader may not have read: lost with a reader that went away, or one stopped with this run (Ctrl-C
   // reaches the whole pipeline). Its position must not stand, or the next run would skip those orders.
