@@ -69,9 +69,11 @@ export interface OutputMode {
 export function output(io: CliIo, file: string | undefined, mode: OutputMode, onError: (error: Error) => void): Output {
   const { append } = mode;
   if (!file) {
-    io.stdout.on('error', onError);
+    // A full disk under `>> orders.ndjson`: named, with what it leaves (the shell opened the file; only --out can be repaired).
+    const onStdoutError = (error: NodeJS.ErrnoException) => onError(error.code === 'EPIPE' ? error : new ExitError(`Cannot write the orders to stdout (${error.message}). Redirected to a file, stdout may end in a line cut short, which a resumed run would append to: write with --out FILE instead, whose last line a resumed run cuts back first.`, EXIT.failed));
+    io.stdout.on('error', onStdoutError);
     // stdout outlives the run (main() called again in one process): leave it as it was found.
-    return { current: io.stdout, open: async () => io.stdout, close: async () => void io.stdout.off('error', onError) };
+    return { current: io.stdout, open: async () => io.stdout, close: async () => void io.stdout.off('error', onStdoutError) };
   }
   const named = (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' ? error : new ExitError(`Cannot write --out ${file} (${error.message}).${PATH_ERRORS.has(error.code ?? '') ? ' Check the path: its directory must exist and be writable.' : ''}`, EXIT.failed));
   let stream: Writable | undefined;

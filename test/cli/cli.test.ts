@@ -437,7 +437,7 @@ describe('paywidget CLI', () => {
     const broken = sink({ onWrite: () => (++count > 130 ? new Error('EIO: output device failed') : undefined) });
     const first = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50'], { stdout: broken });
     expect(first.code).toBe(1);
-    expect(first.stderr).toMatch(/EIO: output device failed/);
+    expect(first.stderr).toMatch(/^paywidget orders sync: Cannot write the orders to stdout \(EIO: output device failed\)\. Redirected to a file, .* write with --out FILE instead/);
     const saved = JSON.parse(JSON.parse(await readFile(checkpoint, 'utf8'))['orders-sync']) as { lastEntityId: number };
     expect(saved.lastEntityId).toBeLessThanOrEqual(130);
     const second = await run(['orders', 'sync', '--checkpoint', checkpoint, '--page-size', '50']);
