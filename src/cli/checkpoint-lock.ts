@@ -34,13 +34,13 @@ const MISSED_HEARTBEATS = 6;
  * needs, where proper-lockfile would bring three packages.
  * Resolves to the release, which stops the heartbeat and removes the lock only while it is still this run's.
  */
-export async function lockCheckpointFile(file: string, heartbeatMs = HEARTBEAT_MS): Promise<() => Promise<void>> {
+export async function lockCheckpointFile(file: string, heartbeatMs = HEARTBEAT_MS, linkFile: typeof link = link): Promise<() => Promise<void>> {
   const path = `${file}.lock`;
   const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: randomUUID(), heartbeatMs };
   const mine = `${JSON.stringify(me)}\n`;
   const draft = `${path}.${me.token}`;
   await writeFile(draft, mine, { flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
-    throw new ExitError(`The checkpoint file ${file} cannot be locked (${error.code === 'ENOENT' ? `ENOENT: the directory ${dirname(file)} does not exist` : error.code ?? error.message}): paywidget writes ${path} beside it. Check --checkpoint: its directory must exist and be writable.`, EXIT.failed);
+    throw cannotLock(file, path, error);
   });
   // Known as ours before it appears, so a run of this process that reads it never takes it for a dead one.
   heldHere.add(me.token);
@@ -51,7 +51,7 @@ export async function lockCheckpointFile(file: string, heartbeatMs = HEARTBEAT_M
     // half-made one's) to take over.
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await link(draft, path);
+        await placeLock(draft, path, mine, linkFile);
         linked = true;
         let touching: Promise<void> | undefined;
         const heartbeat = setInterval(() => void (touching = touch(path)), heartbeatMs).unref();
@@ -62,7 +62,7 @@ export async function lockCheckpointFile(file: string, heartbeatMs = HEARTBEAT_M
           heldHere.delete(me.token);
         };
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw cannotLock(file, path, error as NodeJS.ErrnoException);
       }
       const seen = await readFile(path, 'utf8').catch(() => undefined);
       if (seen === undefined) continue; // released between our link and our read: try again
@@ -75,6 +75,22 @@ export async function lockCheckpointFile(file: string, heartbeatMs = HEARTBEAT_M
     if (!linked) heldHere.delete(me.token);
   }
   throw busy(file, path, owner);
+}
+
+/** What link(2) answers on a filesystem without hard links: FAT and exFAT drives, some SMB and FUSE mounts. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/**
+ * Puts the lock in place whole, by a hard link to its draft. Without hard links, creates it exclusively and writes
+ * it: a run that reads it in between finds it empty, and takes it for busy (LOCK_WRITE_GRACE_MS). EEXIST either way while another run holds it.
+ */
+async function placeLock(draft: string, path: string, mine: string, linkFile: typeof link): Promise<void> {
+  try {
+    await linkFile(draft, path);
+  } catch (error) {
+    if (!NO_HARD_LINKS.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+    await writeFile(path, mine, { flag: 'wx' });
+  }
 }
 
 /** The tokens of the locks this process holds. A lock naming this pid with another token was left by an earlier process that had the same pid (a container's pid 1). */
@@ -180,6 +196,11 @@ function processStartMs(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+function cannotLock(file: string, path: string, error: NodeJS.ErrnoException): ExitError {
+  const why = error.code === 'ENOENT' ? `ENOENT: the directory ${dirname(file)} does not exist` : error.code ?? error.message;
+  return new ExitError(`The checkpoint file ${file} cannot be locked (${why}): paywidget writes ${path} beside it. Check --checkpoint: its directory must exist and be writable.`, EXIT.failed);
 }
 
 function busy(file: string, path: string, owner: LockOwner | undefined): ExitError {

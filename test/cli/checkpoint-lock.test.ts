@@ -216,3 +216,31 @@ describe('lockCheckpointFile', () => {
     expect(await readFile(`${garbled}.lock`, 'utf8')).toBe('not json');
   });
 });
+
+describe('lockCheckpointFile on a filesystem without hard links (FAT, exFAT, some SMB and FUSE mounts)', () => {
+  // link(2) answers EPERM there; the lock is then created exclusively instead, and still refuses a second run.
+  const noLinks = async () => {
+    throw Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' });
+  };
+
+  it('locks, refuses a second run, and releases', async () => {
+    const file = join(dir, 'fat.checkpoint.json');
+    const release = await lockCheckpointFile(file, undefined, noLinks);
+    expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid, host: hostname() });
+    const second = await lockCheckpointFile(file, undefined, noLinks).then(() => undefined, (e: unknown) => e);
+    expect(second).toMatchObject({ exitCode: 75, message: expect.stringContaining(`another 'paywidget orders sync' is using the checkpoint ${file} (pid ${process.pid}`) });
+    await release();
+    expect(await exists(`${file}.lock`)).toBe(false);
+    expect((await readdir(dir)).filter((name) => name.startsWith('fat.checkpoint.json.lock'))).toEqual([]);
+  });
+
+  it('names the checkpoint and its directory when the lock cannot be placed for another reason', async () => {
+    const file = join(dir, 'io.checkpoint.json');
+    const failing = async () => {
+      throw Object.assign(new Error('EIO: i/o error, link'), { code: 'EIO' });
+    };
+    const error = await lockCheckpointFile(file, undefined, failing).then(() => undefined, (e: unknown) => e);
+    expect(error).toMatchObject({ exitCode: 1, message: `The checkpoint file ${file} cannot be locked (EIO): paywidget writes ${file}.lock beside it. Check --checkpoint: its directory must exist and be writable.` });
+    expect((await readdir(dir)).filter((name) => name.startsWith('io.checkpoint.json'))).toEqual([]);
+  });
+});
