@@ -6,6 +6,7 @@ import { CommerceError, commerceFailure, commerceJson, isNoRoute, isUnknownStore
 import { orderSchema, orderSearchResultSchema, type CommerceOrder, type CommerceSearchResult } from './schemas.js';
 import type { UpstreamResponse } from '../http.js';
 import type { BodyBuffers } from '../transport/body-buffers.js';
+import { ResponseTooLargeError } from '../transport/limit.js';
 import { compileGuard } from './schema-guard.js';
 import { orderPages, DEFAULT_PAGE_SIZE, type OrderPage, type PageOptions } from './pages.js';
 import { answerOf, keepValidPart, type SearchAnswer } from './search-answer.js';
@@ -129,7 +130,12 @@ export class OrderReader {
 
   /** The raw answer of a search: it waits its turn in the prefetch queue as bytes, off the JS heap (in one of `bodies`, if given). */
   async fetchSearch(request: SearchRequest, signal?: AbortSignal, bodies?: BodyBuffers): Promise<UpstreamResponse> {
-    const response = await this.client.read('/orders', searchQuery(request), signal, bodies);
+    let response: UpstreamResponse;
+    try {
+      response = await this.client.read('/orders', searchQuery(request), signal, bodies);
+    } catch (error) {
+      throw tooLargeAPage(error, request.pageSize);
+    }
     if (!response.ok) throw commerceFailure('an order search', response);
     return response;
   }
@@ -214,4 +220,10 @@ export class OrderReader {
       throw error;
     }
   }
+}
+
+/** A page past the most an answer may hold says what to change: the page size (the platform's orders may be large). */
+function tooLargeAPage(error: unknown, pageSize: number | undefined): unknown {
+  if (!(error instanceof PayError && error.cause instanceof ResponseTooLargeError)) return error;
+  return new PayError(error.code, `${error.message} Ask for fewer orders a page: pageSize (the CLI's --page-size) is ${pageSize ?? 'not set'}.`, { cause: error.cause, details: error.details });
 }

@@ -3,6 +3,7 @@ import type { Sandbox } from 'paywidget-server/sandbox';
 import type { IncomingMessage } from 'node:http';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { startLocalServer } from '../../helpers/local-server.js';
+import { MAX_RESPONSE_BYTES } from '../../../src/core/transport/limit.js';
 import { collect, commerceSandbox, payFor, range } from './helpers.js';
 
 let sb: Sandbox | undefined;
@@ -134,6 +135,26 @@ describe('orders.iterate', () => {
       sb.commerce.resetStats();
       expect(idsOf(await collect(pay.orders.iterate({ pageSize: 100, prefetch: 1 })))).toEqual(range(1, 301));
       expect(sb.commerce.stats().searches).toBe(4);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('refuses a page past the most an answer may hold, saying to ask for fewer orders a page', async () => {
+    sb = await commerceSandbox({ orders: 10 });
+    // The login goes through; every search declares more than 64 MiB (a page of large orders, many a page).
+    const proxy = await startLocalServer((req, res) => {
+      void (async () => {
+        if (req.url!.includes('/V1/orders')) return void res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(MAX_RESPONSE_BYTES + 1) }).end();
+        const upstream = await fetch(`${sb!.commerceUrl}${req.url}`, { method: req.method ?? 'GET', headers: { 'content-type': 'application/json' }, body: req.method === 'POST' ? await text(req) : null });
+        res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(await upstream.text());
+      })();
+    });
+    try {
+      const pay = payFor(sb, { commerce: { url: proxy.base } });
+      for (const reading of [pay.orders.search({ pageSize: 250 }), collect(pay.orders.iterate({ pageSize: 250 }))]) {
+        await expect(reading).rejects.toMatchObject({ code: 'UPSTREAM_INVALID_RESPONSE', message: expect.stringMatching(/longer than 64 MiB.* Ask for fewer orders a page: pageSize \(the CLI's --page-size\) is 250\.$/) });
+      }
     } finally {
       await proxy.close();
     }
