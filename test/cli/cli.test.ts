@@ -431,6 +431,14 @@ describe('paywidget CLI', () => {
     expect(full.stderr).toMatch(/^paywidget orders sync: Cannot write --out \/dev\/full \(ENOSPC[^\n]*\)\.\n$/);
   });
 
+  it("orders sync --out - writes to stdout, as most tools read '-'", async () => {
+    const result = await run(['orders', 'sync', '--status', 'complete', '--out', '-']);
+    expect(result.code).toBe(0);
+    const complete = range(1, sb.commerce.orderCount).filter((id) => sb.commerce.order(id)!.status === 'complete');
+    expect(lines(result.stdout).map((order) => order.entity_id)).toEqual(complete);
+    await expect(stat('-')).rejects.toThrow(/ENOENT/);
+  });
+
   it('orders sync stops on a failing output with exit 1, and the next run delivers the rest', async () => {
     const checkpoint = join(dir, 'crash.checkpoint.json');
     let count = 0;

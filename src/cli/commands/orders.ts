@@ -90,7 +90,8 @@ Options:
                      One run at a time per FILE (FILE.lock): another exits 75
   --out FILE         write to FILE instead of stdout (appended to when resuming from a checkpoint,
                      after cutting a last line a stopped run left unfinished; without --checkpoint,
-                     replaced only once the run finishes, so a stopped or failed one leaves it as it was)
+                     replaced only once the run finishes, so a stopped or failed one leaves it as it was;
+                     - is stdout)
   --page-size N      orders per request (default 100; lowered automatically to the platform's cap)
   -h, --help         this help
 
@@ -124,6 +125,8 @@ ${ENVIRONMENT}`,
     for (const name of ['checkpoint', 'out'] as const) {
       if (values[name]?.trim() === '') throw new UsageError(`--${name} needs a file name.`, path);
     }
+    // As for most tools, '-' is stdout (a file of that name is ./-).
+    if (values.out === '-') delete values.out;
 
     // A link and the file it names are one checkpoint: one lock, and saves that replace the file, not the link.
     if (values.checkpoint !== undefined) values.checkpoint = await resolveLinks(values.checkpoint);
