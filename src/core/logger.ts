@@ -12,9 +12,19 @@ export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() 
 export const consoleLogger: Logger = {
   debug() {},
   info() {},
-  warn: (fields, message) => console.warn(`paywidget-server: ${message ?? ''}`, fields),
-  error: (fields, message) => console.error(`paywidget-server: ${message ?? ''}`, fields),
+  warn: (fields, message) => console.warn(`paywidget-server: ${message ?? ''}`, withCause(fields)),
+  error: (fields, message) => console.error(`paywidget-server: ${message ?? ''}`, withCause(fields)),
 };
+
+/**
+ * The fields, with the cause of `err` beside it on Next's edge runtime, whose console prints an Error without its
+ * cause (Node's shows it as [cause]): the error a hook threw, under the library's own, would be lost there.
+ */
+function withCause(fields: object): object {
+  const err = (fields as { err?: unknown } | undefined)?.err;
+  if (typeof (globalThis as { EdgeRuntime?: unknown }).EdgeRuntime !== 'string' || !(err instanceof Error) || err.cause === undefined || 'cause' in fields) return fields;
+  return { ...fields, cause: err.cause };
+}
 
 /**
  * The logger with each call guarded. A logger that throws (a broken transport) must not fail a request

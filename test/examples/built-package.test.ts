@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { signWebhook } from 'paywidget-server/testing';
@@ -313,5 +314,22 @@ describe.each([
     const forged = await send(String(signed.body).replace('edge-1', 'edge-2'));
     expect(forged.status).toBe(400);
     expect(((await forged.json()) as { error: { code: string } }).error.code).toBe('WEBHOOK_SIGNATURE_MISMATCH');
+  });
+
+  it('answers a compressed body it cannot decompress there 415, saying why: never an unexplained 500', async () => {
+    const signed = signWebhook({ payload: { type: 'payment.succeeded', data: { payment_id: 'pay_edge_gzip', order_id: 'edge-1' } }, secret: served.sandbox.webhookSecret });
+    const response = await fetch(`${served.base}/webhooks`, { method: 'POST', headers: { ...signed.headers, 'content-encoding': 'gzip' }, body: gzipSync(String(signed.body)) });
+    // Next's edge runtime has no DecompressionStream (a stand-in that throws); one that gains it verifies the delivery.
+    const answer = (await response.json()) as { error?: { code: string; message: string } };
+    expect([response.status, answer]).toEqual(response.status === 200 ? [200, { received: true }] : [415, { error: expect.objectContaining({ code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining("this runtime cannot decompress (Next.js's edge runtime has no DecompressionStream)") }) }]);
+  });
+
+  it('logs the error a hook threw beside the 500 that sends the operator to the log', async () => {
+    const response = await fetch(`${served.base}/widget-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"fail":"edge-4711"}' });
+    expect(response.status).toBe(500);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('CHECKOUT_UNRESOLVED');
+    // next start writes its log as it comes: give it a moment.
+    for (let i = 0; i < 50 && !served.output().includes('edge-4711'); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(served.output()).toContain('orders database unreachable (edge-4711)');
   });
 });

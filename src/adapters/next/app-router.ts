@@ -76,7 +76,7 @@ function noCatchAllSegment(method: string): PayError {
   return new PayError('CONFIG_INVALID', `paywidget-server: createRouteHandlers' handlers are exported from a route with no catch-all segment (Next passed no params for ${method}), so they cannot tell which of the library's routes was asked for. Put the route file in a catch-all folder, app/api/pay/[...path]/route.ts: it serves every route below /api/pay, POST /api/pay/webhooks among them.`);
 }
 
-/** What DecompressionStream reads on every runtime the App Router runs on (no Brotli there). */
+/** What DecompressionStream reads (no Brotli there); Next's edge runtime has none, see `cannotDecompressHere`. */
 const FETCH_CODINGS: ReadonlySet<string> = new Set(['gzip', 'deflate']);
 
 /**
@@ -106,7 +106,13 @@ async function readBody(request: Request, limit: number): Promise<Pick<PayReques
  * the connection can take the next request.
  */
 async function readCompressed(request: Request, body: ReadableStream<Uint8Array>, coding: string, limit: number, tooLarge: () => PayError): Promise<Uint8Array> {
-  const decompress = new DecompressionStream(coding as CompressionFormat);
+  let decompress: DecompressionStream;
+  try {
+    decompress = new DecompressionStream(coding as CompressionFormat);
+  } catch (error) {
+    discard(body);
+    throw cannotDecompressHere(coding, error);
+  }
   // preventCancel: a decompression that stops leaves the body itself to be drained below, not cancelled.
   const piped = body.pipeTo(decompress.writable as WritableStream<Uint8Array>, { preventCancel: true }).then(() => true, () => false);
   try {
@@ -117,6 +123,11 @@ async function readCompressed(request: Request, body: ReadableStream<Uint8Array>
     if (!request.signal.aborted) throw bodyNotDecompressed(coding, error);
     throw bodyUnreadable('the client aborted', error);
   }
+}
+
+/** Next's edge runtime has DecompressionStream only as a stand-in that throws when made: 415, saying why. */
+function cannotDecompressHere(coding: string, cause: unknown): PayError {
+  return new PayError('UNSUPPORTED_MEDIA_TYPE', `The request body is encoded as "${coding}" (Content-Encoding), which this runtime cannot decompress (Next.js's edge runtime has no DecompressionStream). Send the body uncompressed, or serve this route on the Node.js runtime (no export const runtime = 'edge').`, { cause });
 }
 
 /** A 204 or 304 carries no body: a Fetch Response refuses one, even empty. */
