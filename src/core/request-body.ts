@@ -14,13 +14,12 @@ const textDecoder = new TextDecoder();
  * came chunked or compressed was held to the parser's own limit alone.
  */
 export function readJsonBody(request: PayRequest, limit: number): unknown {
-  // Refused whoever parsed it: a form parser in front (express.urlencoded(), @koa/bodyparser) would make it an object in
-  // one framework and leave it text in another, and a cross-site form can send one without asking first.
-  // Only a body that is there: an empty POST that names a form type (curl -d '') has nothing to misread, as a GET has not.
-  const form = hasBody(request) ? formType(getHeader(request.headers, 'content-type')) : undefined;
-  if (form !== undefined) {
-    throw new PayError('UNSUPPORTED_MEDIA_TYPE', `The request body is a form (${form}); paywidget-server's routes take JSON. Send it as JSON: fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(data) }).`);
-  }
+  // Only JSON, declared so, whoever parsed it. A page of another site can send a form, text/plain or an untyped body
+  // with the shopper's cookies without the browser asking first (a CORS preflight), and a cookie session in authorize
+  // would let it through; a form parser in front would also make it an object in one framework and text in another.
+  // Only a body that is there: an empty POST of any type (curl -X POST, curl -d '') has nothing to misread, as a GET has not.
+  const type = hasBody(request) ? mediaType(getHeader(request.headers, 'content-type')) : JSON_TYPE;
+  if (type !== JSON_TYPE && !type.endsWith('+json')) throw notJson(type);
   if (request.bodyUsed && request.rawBody === undefined && request.parsedBody === undefined) {
     const fix = readsNodeStreams(request.framework) ? STREAM_READ_FIX : HAND_OVER_UNREAD;
     throw new PayError('INVALID_INPUT', `The request body was read before paywidget-server got it, and cannot be read again. ${fix}`);
@@ -55,10 +54,18 @@ function hasBody(request: PayRequest): boolean {
   return parsed !== undefined && !(typeof parsed === 'object' && parsed !== null && Object.keys(parsed).length === 0);
 }
 
-/** The form media type a Content-Type names, lowercased; undefined for any other. */
-function formType(contentType: string | undefined): string | undefined {
-  const type = contentType?.split(';', 1)[0]!.trim().toLowerCase();
-  return type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data' ? type : undefined;
+const JSON_TYPE = 'application/json';
+const FORM_TYPES: ReadonlySet<string> = new Set(['application/x-www-form-urlencoded', 'multipart/form-data']);
+
+/** The media type a Content-Type names, lowercased, without its parameters ('' for none). */
+function mediaType(contentType: string | undefined): string {
+  return contentType === undefined ? '' : contentType.split(';', 1)[0]!.trim().toLowerCase();
+}
+
+/** 415 for a body not declared as JSON, saying how to send it. */
+function notJson(type: string): PayError {
+  const sent = FORM_TYPES.has(type) ? `a form (${type})` : type === '' ? 'sent without a Content-Type' : `declared as ${JSON.stringify(type.slice(0, 60))}`;
+  return new PayError('UNSUPPORTED_MEDIA_TYPE', `The request body is ${sent}; paywidget-server's routes take JSON, declared as such (a body of another type is what a page of another site can send with the shopper's cookies without the browser asking first). Send it as JSON: fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(data) }).`);
 }
 
 /** Charsets whose bytes read the same as UTF-8. */

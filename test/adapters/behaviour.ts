@@ -364,6 +364,22 @@ export function describeAdapter(adapter: AdapterCase): void {
       expect(JSON.parse(get.text).error.code).toBe('PAYMENT_NOT_FOUND');
     });
 
+    it('refuses JSON sent as text/plain or without a Content-Type (415): what a page of another site can send with the shopper\'s cookies, unasked', async () => {
+      // Bytes (or a Blob of no type) go out without a Content-Type; text/plain is a fetch() given a string and no headers.
+      for (const [type, body] of [['text/plain;charset=UTF-8', '{"orderId":"order-text"}'], [undefined, new TextEncoder().encode('{"orderId":"order-untyped"}')]] as const) {
+        for (const path of ['/widget-token', '/payments/pay_text/reconcile']) {
+          const response = await send({ method: 'POST', path, headers: type === undefined ? {} : { 'content-type': type }, body });
+          expect([type, path, response.status, JSON.parse(response.text).error.code]).toEqual([type, path, 415, 'UNSUPPORTED_MEDIA_TYPE']);
+          expect(JSON.parse(response.text).error.message).toContain("a page of another site can send with the shopper's cookies");
+        }
+      }
+      expect(checkouts.filter((id) => id.startsWith('order-text') || id.startsWith('order-untyped'))).toEqual([]);
+      // A JSON type of a vendor's (+json) is JSON.
+      const vendor = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/vnd.shop+json' }, body: '{"orderId":"order-vendor-json"}' });
+      expect(vendor.status).toBe(200);
+      expect(checkouts).toContain('order-vendor-json');
+    });
+
     it('refuses a JSON body declared in a charset other than UTF-8 (415), or takes the text a parser decoded', async () => {
       const body = Buffer.from(JSON.stringify({ orderId: 'café-latin1' }), 'latin1');
       const response = await send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json; charset=iso-8859-1' }, body });

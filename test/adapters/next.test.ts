@@ -289,12 +289,13 @@ describe('Next: createRouteHandlers exported from a Pages Router API route by mi
 });
 
 describe('Next Pages Router with its body parser on', () => {
-  it('hands a JSON body sent as text/plain (a fetch() without headers) to resolveCheckout parsed, not as a string', async () => {
+  it('refuses a JSON body sent as text/plain (a fetch() without headers, or a page of another site) though its parser made a string of it', async () => {
     const { pay, seen } = payRecordingCheckouts();
     const app = await pagesRouter(pay, true);
     try {
-      await app.send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'text/plain;charset=UTF-8' }, body: '{"orderId":"o-42"}' });
-      expect(seen).toEqual([{ orderId: 'o-42' }]);
+      const response = await app.send({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'text/plain;charset=UTF-8' }, body: '{"orderId":"o-42"}' });
+      expect([response.status, JSON.parse(response.text).error.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+      expect(seen).toEqual([]);
     } finally {
       await app.close();
     }

@@ -54,7 +54,7 @@ describe('configuration', () => {
     expect(error).toBeInstanceOf(PayError);
     expect(error.code).toBe('CONFIG_MISSING');
     expect(error.message).toContain(`${option} (environment variable ${variable})`);
-    const response = await pay.handle({ method: 'POST', path: '/widget-token', headers: {}, rawBody: '{}' });
+    const response = await pay.handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody: '{}' });
     expect(response?.status).toBe(500);
   });
 
@@ -119,7 +119,7 @@ describe('configuration', () => {
     expect(error!.message).toContain('commerce.password (environment variable COMMERCE_PASSWORD)');
     expect(error!.message).not.toContain('COMMERCE_URL');
     // Minting from an order answers the same code (its details go to the log, not to the shopper).
-    const minted = await partial.handle({ method: 'POST', path: '/widget-token', headers: {}, rawBody: '{"order_id":1}' });
+    const minted = await partial.handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody: '{"order_id":1}' });
     expect(minted!.status).toBe(500);
     expect(JSON.parse(String(minted!.body)).error.code).toBe('CONFIG_MISSING');
     // A value that is there but malformed is still refused at once.

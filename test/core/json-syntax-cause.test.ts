@@ -55,7 +55,7 @@ const cases = [
     // The route answers over HTTP; the error itself is what readJsonBody throws to the route.
     error: async () => {
       try {
-        readJsonBody({ method: 'POST', path: '/widget-token', headers: {}, rawBody: ROUTE_BODY }, 1024 * 1024);
+        readJsonBody({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody: ROUTE_BODY }, 1024 * 1024);
       } catch (error) {
         return error as PayError;
       }

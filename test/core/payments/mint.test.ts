@@ -241,7 +241,7 @@ describe('POST /widget-token', () => {
   });
 
   it('answers 400 INVALID_JSON for a malformed body', async () => {
-    const response = await payFor(checkout).handle({ method: 'POST', path: '/widget-token', headers: {}, rawBody: '{"orderId":' });
+    const response = await payFor(checkout).handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody: '{"orderId":' });
     expect(response?.status).toBe(400);
     expect(JSON.parse(String(response?.body)).error.code).toBe('INVALID_JSON');
   });

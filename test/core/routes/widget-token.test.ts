@@ -90,7 +90,7 @@ describe('a merchant hook that throws an ordinary error', () => {
     const pay = createPay({ env: {}, payment, logger: captureLogger(), resolveCheckout: (request) => {
       throw new PayError('ORDER_NOT_FOUND', `No order ${request.query?.get('order') ?? '(none)'}.`);
     } });
-    const answer = await pay.handle({ method: 'POST', path: '/widget-token', headers: {}, rawBody: '{}', query: new URLSearchParams('order=7') });
+    const answer = await pay.handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json' }, rawBody: '{}', query: new URLSearchParams('order=7') });
     expect(answer?.status).toBe(404);
     expect(JSON.parse(answer!.body as string)).toEqual({ error: { code: 'ORDER_NOT_FOUND', message: 'No order 7.' } });
   });
