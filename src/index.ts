@@ -5,7 +5,7 @@ export { toMinorUnits, fromMinorUnits, isKnownCurrency, currencyExponent } from 
 export { WidgetToken } from './core/payments/widget-token.js';
 export { widgetScriptTag, WIDGET_SCRIPT_PATH, type WidgetScriptTagOptions } from './core/widget-script-tag.js';
 export type { MintInput } from './core/payments/mint.js';
-export type { HookRequest, ResolveCheckout, Authorize } from './core/routes/hooks.js';
+export type { HookRequest, ResolveCheckout, Authorize, AuthorizeOrder } from './core/routes/hooks.js';
 export type { Framework, PayRequest, PayResponse, HeaderInput, Logger } from './core/types.js';
 export type { PaymentOptions, CommerceOptions, HttpOptions } from './core/config.js';
 export { WebhookVerificationError, WebhookHandlerError } from './core/webhooks/index.js';

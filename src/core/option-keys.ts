@@ -8,7 +8,7 @@ import type { WebhookOptions } from './webhooks/options.js';
 /** Every key of T, checked by the compiler both ways: a key T gains must be added here. */
 const allKeysOf = <T>() => <const K extends readonly (keyof T)[]>(keys: K & ([keyof T] extends [K[number]] ? unknown : 'a key of the options type is missing')): readonly string[] => keys as readonly string[];
 
-const TOP = allKeysOf<PayOptions>()(['payment', 'commerce', 'http', 'env', 'resolveCheckout', 'authorize', 'logger', 'now', 'maxBodyBytes', 'webhooks', 'stores', 'payments']);
+const TOP = allKeysOf<PayOptions>()(['payment', 'commerce', 'http', 'env', 'resolveCheckout', 'authorize', 'authorizeOrder', 'logger', 'now', 'maxBodyBytes', 'webhooks', 'stores', 'payments']);
 const SECTIONS: Record<string, readonly string[]> = {
   payment: allKeysOf<PaymentOptions>()(['apiUrl', 'merchantId', 'apiKey', 'webhookSecret']),
   commerce: allKeysOf<CommerceOptions>()(['url', 'username', 'password', 'scope', 'readMethod', 'tokenLifetimeMs']),

@@ -39,6 +39,7 @@ const LOGGER_METHODS = ['debug', 'info', 'warn', 'error'] as const satisfies rea
 const FUNCTIONS: Record<string, string> = {
   resolveCheckout: 'a function (request) => ({ amount, currency, orderId }) (or leave it out and configure the commerce platform)',
   authorize: 'a function (request) => true | false (leave it out to let every request through)',
+  authorizeOrder: 'a function (request, order) => true | false (whether the request may pay the order it names)',
   now: 'a function answering the time in milliseconds, such as Date.now',
 };
 

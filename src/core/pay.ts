@@ -10,7 +10,7 @@ import { reconcileOrders, type OrderReconciliationReport, type ReconcileOrdersOp
 import type { WidgetToken } from './payments/widget-token.js';
 import { createRouter, type Router } from './router.js';
 import { paymentRoute, reconcileRoute } from './routes/payments.js';
-import type { Authorize, ResolveCheckout } from './routes/hooks.js';
+import type { Authorize, AuthorizeOrder, ResolveCheckout } from './routes/hooks.js';
 import { widgetTokenRoute } from './routes/widget-token.js';
 import { consoleLogger, guardedLogger } from './logger.js';
 import type { Logger } from './types.js';
@@ -30,6 +30,11 @@ export interface PayOptions extends ConfigOptions {
   resolveCheckout?: ResolveCheckout | undefined;
   /** Runs before every route that acts for a shopper; return true to let the request through, false to answer 401. */
   authorize?: Authorize | undefined;
+  /**
+   * Without resolveCheckout, with the commerce platform: whether the request may pay the order it names, given the
+   * order read (typically, that it is the signed-in shopper's); false answers 404 ORDER_NOT_FOUND, as for no order.
+   */
+  authorizeOrder?: AuthorizeOrder | undefined;
   /** pino-compatible; by default warnings and errors go to the console (`silentLogger` mutes the library). */
   logger?: Logger | undefined;
   /** Clock in milliseconds, for tests. */
@@ -130,7 +135,7 @@ export function createPay(options: PayOptions = {}): Pay {
   const commerceNamed = config.commerceMissing.length < COMMERCE_REQUIRED.length;
   // The mint guard reads the ledger, and asks the service again about a payment it holds as failed.
   const paymentsOfOrder = { byOrder: payments.ledger.byOrder, recheck: payments.recheck };
-  const resolveCheckout = options.resolveCheckout ?? (commerceNamed ? orderCheckoutResolver(orders, paymentsOfOrder) : undefined);
+  const resolveCheckout = options.resolveCheckout ?? (commerceNamed ? orderCheckoutResolver(orders, paymentsOfOrder, options.authorizeOrder, logger) : undefined);
   const jsonRoutes = { authorize: options.authorize, maxBodyBytes };
   const router = createRouter([
     widgetTokenRoute({ ...jsonRoutes, resolveCheckout, merchantResolveCheckout: options.resolveCheckout !== undefined, mint }),

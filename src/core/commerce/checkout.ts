@@ -3,9 +3,10 @@ import { toMinorUnits } from '../money/index.js';
 import { entriesOfOrder, type Ledger } from '../payments/ledger.js';
 import type { LedgerEntry } from '../stores/ledger-store.js';
 import type { MintInput } from '../payments/mint.js';
-import type { ResolveCheckout } from '../routes/hooks.js';
-import { toEntityId } from './orders.js';
+import { letPayOrder, type AuthorizeOrder, type ResolveCheckout } from '../routes/hooks.js';
+import { orderNotFound, toEntityId } from './orders.js';
 import type { CommerceOrder } from './schemas.js';
+import type { Logger } from '../types.js';
 
 /** Magento states in which an order still waits for its payment. */
 const PAYABLE_STATES: ReadonlySet<string> = new Set(['new', 'pending_payment']);
@@ -53,8 +54,9 @@ export interface PaymentsOfOrder extends Pick<Ledger, 'byOrder'> {
  * expired), and its webhook may have been lost.
  */
 async function assertNoPaymentUnderway(payments: PaymentsOfOrder, order: CommerceOrder): Promise<void> {
-  for (const listed of await entriesOfOrder(payments, order)) {
-    const entry = listed.outcome === 'failed' ? ((await payments.recheck(listed.paymentId)) ?? listed) : listed;
+  // The failed ones asked about at once, not one after another: an order a shopper tried many cards on would wait for each.
+  const entries = await Promise.all((await entriesOfOrder(payments, order)).map(async (listed) => (listed.outcome === 'failed' ? ((await payments.recheck(listed.paymentId)) ?? listed) : listed)));
+  for (const entry of entries) {
     if (entry.outcome === 'confirmed') {
       throw notPayable(order, `payment ${entry.paymentId} for it is already confirmed (${entry.status}), though the platform does not show it paid yet`, entry.paymentId);
     }
@@ -71,8 +73,10 @@ type OrderSource = { get(entityId: number): Promise<CommerceOrder> };
  * refused (409) when it is not awaiting payment, or the ledger holds a payment for it that is confirmed
  * or may still confirm. `pay.checkoutForOrder`, for a `resolveCheckout` of your own to keep the guards.
  */
-export async function checkoutForOrder(orders: OrderSource, payments: PaymentsOfOrder, entityId: unknown, field = 'entityId'): Promise<MintInput> {
+export async function checkoutForOrder(orders: OrderSource, payments: PaymentsOfOrder, entityId: unknown, field = 'entityId', mayPay?: (order: CommerceOrder) => Promise<void>): Promise<MintInput> {
   const order = await orders.get(toEntityId(entityId, field));
+  // Before anything is said of the order (its state, a payment under way): to one who may not pay it, it does not exist.
+  await mayPay?.(order);
   const checkout = checkoutFromOrder(order);
   await assertNoPaymentUnderway(payments, order);
   return checkout;
@@ -82,14 +86,22 @@ export async function checkoutForOrder(orders: OrderSource, payments: PaymentsOf
  * The default `resolveCheckout` when the commerce platform is configured: the request body names the
  * order (`{ "order_id": <entity_id> }`), the amount and currency come from the platform, never from
  * the browser, and an order with a payment confirmed or under way in the ledger is not charged again.
+ * `authorizeOrder` says whether the request may pay the order it names; without it, any caller may start a payment for
+ * any order awaiting payment (and one left pending keeps its shopper from paying it): said once, as a warning.
  */
-export function orderCheckoutResolver(orders: OrderSource, payments: PaymentsOfOrder): ResolveCheckout {
+export function orderCheckoutResolver(orders: OrderSource, payments: PaymentsOfOrder, authorizeOrder: AuthorizeOrder | undefined, logger: Pick<Logger, 'warn'>): ResolveCheckout {
+  let warned = false;
   return async (request) => {
     const body = request.body;
     const raw = typeof body === 'object' && body !== null ? (body as { order_id?: unknown }).order_id : undefined;
     if (raw === undefined) {
       throw invalidInput('order_id', 'Send { "order_id": <the order\'s entity_id> } to POST /widget-token; the amount comes from the commerce platform.');
     }
-    return checkoutForOrder(orders, payments, raw, 'order_id');
+    if (authorizeOrder === undefined && !warned) {
+      warned = true;
+      logger.warn({ options: ['authorizeOrder'] }, 'POST /widget-token mints for any order whose entity_id a caller names: set authorizeOrder: (request, order) => <the order is the signed-in shopper\'s>, or a caller may start a payment for another shopper\'s order (one left pending keeps that shopper from paying it) and learn its amount. authorizeOrder: () => true keeps every order open to every caller (a pay-by-link page) without this warning.');
+    }
+    const mayPay = authorizeOrder && ((order: CommerceOrder) => letPayOrder(authorizeOrder, request, order, () => orderNotFound(order.entity_id)));
+    return checkoutForOrder(orders, payments, raw, 'order_id', mayPay);
   };
 }

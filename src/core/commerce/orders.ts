@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { invalidInput, PayError } from '../errors.js';
 import type { Logger } from '../types.js';
 import type { CommerceClient } from './client.js';
-import { CommerceError, commerceFailure, commerceJson, isNoRoute, isUnknownStore, readMagentoError } from './errors.js';
+import { CommerceError, commerceFailure, commerceJson, isNoRoute, isUnknownStore, readMagentoError, type MagentoErrorBody } from './errors.js';
 import { orderSchema, orderSearchResultSchema, type CommerceOrder, type CommerceSearchResult } from './schemas.js';
 import type { UpstreamResponse } from '../http.js';
 import type { BodyBuffers } from '../transport/body-buffers.js';
@@ -111,7 +111,7 @@ export class OrderReader {
       // A 404 without Magento's body, or with its "no route" or "no such store" body, is a wrong URL or scope,
       // not a missing order. Answered to the browser as it is (404): the platform's words stay in `body`, whose
       // parameters could quote customer data.
-      if (body && !isNoRoute(body) && !isUnknownStore(body)) throw new CommerceError('ORDER_NOT_FOUND', `Order ${id} was not found on the commerce platform.`, { upstreamStatus: 404, body, details: { entityId: id } });
+      if (body && !isNoRoute(body) && !isUnknownStore(body)) throw orderNotFound(id, body);
     }
     if (!response.ok) throw commerceFailure(`the read of order ${id}`, response);
     const order = validate<CommerceOrder>(commerceJson(response, `the read of order ${id}`), isOrder, orderSchema, `order ${id}`);
@@ -226,4 +226,9 @@ export class OrderReader {
 function tooLargeAPage(error: unknown, pageSize: number | undefined): unknown {
   if (!(error instanceof PayError && error.cause instanceof ResponseTooLargeError)) return error;
   return new PayError(error.code, `${error.message} Ask for fewer orders a page: pageSize (the CLI's --page-size) is ${pageSize ?? 'not set'}.`, { cause: error.cause, details: error.details });
+}
+
+/** ORDER_NOT_FOUND (404): what a missing order answers, and one the shopper may not pay (authorizeOrder), alike. */
+export function orderNotFound(id: number, body?: MagentoErrorBody): CommerceError {
+  return new CommerceError('ORDER_NOT_FOUND', `Order ${id} was not found on the commerce platform.`, { upstreamStatus: 404, body, details: { entityId: id } });
 }

@@ -3,6 +3,7 @@ import { getHeader } from '../headers.js';
 import type { MintInput } from '../payments/mint.js';
 import { readJsonBody } from '../request-body.js';
 import type { PayRequest } from '../types.js';
+import type { CommerceOrder } from '../commerce/schemas.js';
 
 /** The request the merchant's hooks see: the plain request plus its parsed JSON body. */
 export type HookRequest = PayRequest & {
@@ -23,6 +24,12 @@ export type ResolveCheckout = (request: HookRequest) => MintInput | Promise<Mint
  * to answer with your own code.
  */
 export type Authorize = (request: HookRequest) => boolean | Promise<boolean>;
+/**
+ * For `POST /widget-token` with `{ order_id }` (no resolveCheckout, the commerce platform configured): whether this
+ * request may pay this order, typically that it is the signed-in shopper's. True lets the mint go on; false answers
+ * 404 ORDER_NOT_FOUND, as for an order that does not exist, so ids cannot be probed. As strict as `authorize`.
+ */
+export type AuthorizeOrder = (request: HookRequest, order: CommerceOrder) => boolean | Promise<boolean>;
 
 /** What every JSON route needs: the merchant's authorize hook and its body limit. */
 export interface JsonRouteDeps {
@@ -36,6 +43,11 @@ const HOOK_FAILURES = {
     code: 'CHECKOUT_UNRESOLVED',
     consequence: 'no widget token was minted',
     own: 'throw a PayError (such as ORDER_NOT_FOUND or ORDER_NOT_PAYABLE) to answer with a code of your own',
+  },
+  authorizeOrder: {
+    code: 'CHECKOUT_UNRESOLVED',
+    consequence: 'no widget token was minted',
+    own: 'return false to answer 404 ORDER_NOT_FOUND, or throw a PayError to answer with a code of your own',
   },
   authorize: {
     code: 'INTERNAL_ERROR',
@@ -81,15 +93,28 @@ export async function authorizedRequest({ authorize, maxBodyBytes }: JsonRouteDe
 
 /** Resolves when the authorize hook lets the request through; else UNAUTHORIZED, or CONFIG_INVALID for a verdict that is no boolean. */
 async function letThrough(authorize: Authorize, request: HookRequest): Promise<void> {
+  const refused = () => new PayError('UNAUTHORIZED', 'The authorize hook refused this request (it returned false): send the session or credentials it checks.');
+  await hookVerdict('authorize', () => authorize(request), refused, 'let the request through, or false to refuse it (401)');
+}
+
+/** Resolves when authorizeOrder lets the request pay this order; else `hidden()` (what a missing order answers), or CONFIG_INVALID. */
+export async function letPayOrder(authorizeOrder: AuthorizeOrder, request: HookRequest, order: CommerceOrder, hidden: () => PayError): Promise<void> {
+  await hookVerdict('authorizeOrder', () => authorizeOrder(request, order), hidden, 'let the request pay the order, or false to answer as if it did not exist (404)');
+}
+
+/**
+ * A yes-or-no hook's verdict: true passes, any falsy answer refuses (a hook that forgets its return lets no one in), and
+ * a truthy one other than true (a session object, a user id) is a mistake that would let everyone in the day it is a
+ * non-empty string: CONFIG_INVALID saying so. A PayError the hook throws on purpose answers as it is.
+ */
+async function hookVerdict(hook: 'authorize' | 'authorizeOrder', ask: () => unknown, refused: () => PayError, trueMeans: string): Promise<void> {
   let verdict: unknown;
   try {
-    verdict = await authorize(request);
+    verdict = await ask();
   } catch (error) {
-    // A PayError the hook throws on purpose (UNAUTHORIZED, or a code of the merchant's choosing) answers as it is.
-    throw error instanceof PayError ? error : hookThrew('authorize', error);
+    throw error instanceof PayError ? error : hookThrew(hook, error);
   }
   if (verdict === true) return;
-  if (!verdict) throw new PayError('UNAUTHORIZED', 'The authorize hook refused this request (it returned false): send the session or credentials it checks.');
-  // A session object or a user id would let everyone in the day it is a non-empty string by mistake: say so, let no one in.
-  throw new PayError('CONFIG_INVALID', `paywidget-server configuration: the authorize hook returned ${Array.isArray(verdict) ? 'an array' : typeof verdict === 'object' ? 'an object' : `a ${typeof verdict}`}; return true to let the request through, or false to refuse it (401).`, { details: { options: ['authorize'] } });
+  if (!verdict) throw refused();
+  throw new PayError('CONFIG_INVALID', `paywidget-server configuration: the ${hook} hook returned ${Array.isArray(verdict) ? 'an array' : typeof verdict === 'object' ? 'an object' : `a ${typeof verdict}`}; return true to ${trueMeans}.`, { details: { options: [hook] } });
 }

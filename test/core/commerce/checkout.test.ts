@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPay, type Pay } from 'paywidget-server';
+import { createPay, type Pay, type PayOptions } from 'paywidget-server';
 import type { Sandbox } from 'paywidget-server/sandbox';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { commerceSandbox, FAST_HTTP, payFor } from './helpers.js';
@@ -227,5 +227,58 @@ describe('POST /widget-token from a commerce order', () => {
   it('still needs resolveCheckout when no commerce platform is configured', async () => {
     const bare = createPay({ env: {}, http: FAST_HTTP, payment: { apiUrl: sb.paymentUrl, merchantId: sb.merchantId, apiKey: sb.apiKey, webhookSecret: sb.webhookSecret } });
     expect(await mintFor(bare, { order_id: 1 })).toMatchObject({ status: 500, json: { error: { code: 'CHECKOUT_UNRESOLVED' } } });
+  });
+});
+
+describe('authorizeOrder: whether the request may pay the order it names', () => {
+  const payOf = (authorizeOrder: PayOptions['authorizeOrder'], logger = captureLogger()) => payFor(sb, { authorizeOrder, logger });
+  const asShopper = (p: Pay, email: string, body: unknown) => p.handle({ method: 'POST', path: '/widget-token', headers: { 'content-type': 'application/json', 'x-shopper': email }, rawBody: JSON.stringify(body) });
+
+  it("mints for the shopper's own order, and answers another's as if it did not exist, saying nothing of its state or payments", async () => {
+    const mine = sb.commerce.addOrder({ state: 'new', status: 'pending', customer_email: 'ada@example.com' });
+    const theirs = sb.commerce.addOrder({ state: 'new', status: 'pending', customer_email: 'bob@example.com' });
+    const paidTheirs = sb.commerce.addOrder({ state: 'complete', status: 'complete', customer_email: 'bob@example.com' });
+    const seen: Array<[string | undefined, number]> = [];
+    const owner = payOf((request, order) => {
+      seen.push([request.header('x-shopper'), order.entity_id]);
+      return order.customer_email === request.header('x-shopper');
+    });
+    const own = await asShopper(owner, 'ada@example.com', { order_id: mine.entity_id });
+    expect(own!.status).toBe(200);
+    const missing = await asShopper(owner, 'ada@example.com', { order_id: 424_242 });
+    for (const other of [theirs, paidTheirs]) {
+      const refused = await asShopper(owner, 'ada@example.com', { order_id: other.entity_id });
+      // The same answer as for an order that does not exist (a complete one would otherwise say 409 and why).
+      expect([refused!.status, String(refused!.body).replaceAll(String(other.entity_id), 'N')]).toEqual([404, String(missing!.body).replaceAll('424242', 'N')]);
+    }
+    expect(seen).toEqual([['ada@example.com', mine.entity_id], ['ada@example.com', theirs.entity_id], ['ada@example.com', paidTheirs.entity_id]]);
+  });
+
+  it('is as strict as authorize: a thrown error is a 500 naming the hook, a verdict other than a boolean lets no one in', async () => {
+    const order = sb.commerce.addOrder({ state: 'new', status: 'pending' });
+    const logger = captureLogger();
+    const throwing = await asShopper(payOf(() => {
+      throw new Error('sessions database down');
+    }, logger), 'ada@example.com', { order_id: order.entity_id });
+    expect([throwing!.status, JSON.parse(String(throwing!.body)).error.code]).toEqual([500, 'CHECKOUT_UNRESOLVED']);
+    // The browser is told nothing of it; the log names the hook, with its error.
+    expect(logger.text()).toContain('The authorizeOrder hook passed to createPay threw an error');
+    expect(logger.text()).toContain('sessions database down');
+    const sloppy = await asShopper(payOf(() => 'ada' as unknown as boolean), 'ada@example.com', { order_id: order.entity_id });
+    expect([sloppy!.status, JSON.parse(String(sloppy!.body)).error.code]).toEqual([500, 'CONFIG_INVALID']);
+    expect(() => createPay({ env: {}, authorizeOrder: true as never })).toThrow(/authorizeOrder/);
+  });
+
+  it('left out, is warned about once, at the first order minted through the default resolver', async () => {
+    const logger = captureLogger();
+    const open = payOf(undefined, logger);
+    for (let i = 0; i < 2; i++) expect((await asShopper(open, 'anyone', { order_id: sb.commerce.addOrder({ state: 'new', status: 'pending' }).entity_id }))!.status).toBe(200);
+    const warnings = logger.lines.map((line) => JSON.parse(line) as { level: string; msg?: string }).filter((line) => line.level === 'warn' && /authorizeOrder/.test(line.msg ?? ''));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.msg).toMatch(/^POST \/widget-token mints for any order whose entity_id a caller names: set authorizeOrder/);
+    // Set, even to let everyone through (a pay-by-link page), it says nothing.
+    const quiet = captureLogger();
+    expect((await asShopper(payOf(() => true, quiet), 'anyone', { order_id: sb.commerce.addOrder({ state: 'new', status: 'pending' }).entity_id }))!.status).toBe(200);
+    expect(quiet.text()).not.toContain('authorizeOrder');
   });
 });
