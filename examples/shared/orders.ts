@@ -29,6 +29,8 @@ export const orders = new Map<string, Order>([
 export async function checkoutFor(body: unknown, payments: { byOrder(orderId: string): Promise<LedgerEntry[]> }): Promise<MintInput> {
   const orderId = String((body as { orderId?: unknown } | null)?.orderId ?? '');
   const order = orders.get(orderId);
+  // These orders are anyone's (the examples have no sign-in). In your shop, answer another shopper's order as this one
+  // does a missing one: with it, anyone could start (and leave pending) a payment that keeps its shopper from paying.
   if (!order) throw new PayError('NOT_FOUND', `No order ${orderId || '(none given)'}: send { "orderId": "1001" }.`);
   if (order.status !== 'awaiting_payment') throw new PayError('ORDER_NOT_PAYABLE', `Order ${orderId} is already paid.`);
   const underway = (await payments.byOrder(orderId)).find((entry) => entry.outcome !== 'failed');
