@@ -46,7 +46,10 @@ function serverOf(client: object): string | undefined {
   const options = (client as { options?: ClientOptions }).options;
   if (typeof options !== 'object' || options === null || (options.sentinels !== undefined && options.sentinels !== null)) return undefined;
   const socket = 'socket' in options || 'database' in options ? (options.socket ?? {}) : options; // node-redis keeps them under socket
-  const db = options.db ?? options.database ?? 0;
+  // ioredis keeps the database a later SELECT chose (its `condition`, once connected); node-redis keeps it to itself,
+  // so for it the database in its options is all there is to go by.
+  const selected = (client as { condition?: { select?: unknown } | null }).condition?.select;
+  const db = typeof selected === 'number' ? selected : (options.db ?? options.database ?? 0);
   if (typeof socket.path === 'string') return `${socket.path}/${String(db)}`;
   const host = typeof socket.host === 'string' ? socket.host : 'localhost';
   return `${LOOPBACK.has(host) ? 'localhost' : host.toLowerCase()}:${String(socket.port ?? 6379)}/${String(db)}`;

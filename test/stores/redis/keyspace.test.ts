@@ -1,8 +1,9 @@
-/** Which clients and prefixes write to one keyspace: told from the client's options, never by connecting. */
+/** Which clients and prefixes write to one keyspace: told from the client's options (and ioredis's SELECT), never by connecting. */
 import { Redis, type RedisOptions } from 'ioredis';
 import { createClient } from 'redis';
 import { describe, expect, it } from 'vitest';
 import { keyspaceOf } from '../../../src/stores/redis/keyspace.js';
+import { connectedRedis, startRedisServer } from '../../helpers/redis-server.js';
 
 const ioredis = (options: string | RedisOptions) => (typeof options === 'string' ? new Redis(options, { lazyConnect: true }) : new Redis({ ...options, lazyConnect: true }));
 
@@ -36,5 +37,21 @@ describe('keyspaceOf', () => {
     const custom = { call: async () => null };
     expect(keyspaceOf(custom, 'p:')).toBe(keyspaceOf(custom, 'p:'));
     expect(keyspaceOf({ call: async () => null }, 'p:')).not.toBe(keyspaceOf(custom, 'p:'));
+  });
+
+  it('follows the database an ioredis client chose with SELECT after it connected', async () => {
+    const server = await startRedisServer();
+    const clients = await Promise.all([connectedRedis(server.url), connectedRedis(server.url)]);
+    try {
+      const [one, two] = clients as [Redis, Redis];
+      await one.select(1);
+      await two.select(2);
+      const { port } = new URL(server.url);
+      expect(keyspaceOf(one, 'p:')).not.toBe(keyspaceOf(two, 'p:'));
+      expect(keyspaceOf(two, 'p:')).toBe(keyspaceOf(ioredis({ port: Number(port), db: 2 }), 'p:'));
+    } finally {
+      clients.forEach((client) => client.disconnect());
+      await server.stop();
+    }
   });
 });
