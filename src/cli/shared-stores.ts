@@ -18,9 +18,28 @@ export async function sharedStores(env: Record<string, string | undefined>, warn
     return { stores: { adminTokens: new LoginRefusalFile(directory === undefined ? undefined : join(directory, 'login-refusals.json'), warn) }, close: async () => {} };
   }
   const address = redisAddress(url);
-  const [{ Redis }, { redisStores }] = await Promise.all([importIoredis(), import('../stores/redis/index.js')]);
+  const [{ Redis, Cluster }, { redisStores }] = await Promise.all([importIoredis(), import('../stores/redis/index.js')]);
   // disconnectTimeout 0: after a failed connect, ioredis would wait 2 s for a close the socket already had.
-  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, disconnectTimeout: 0 });
+  const options = { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, disconnectTimeout: 0 };
+  let client: InstanceType<typeof Redis> | InstanceType<typeof Cluster> = new Redis(url, options);
+  await connected(client, address);
+  // A node of a Cluster answers the keys of its own slots only (MOVED for the others): the servers' ledger is then
+  // read through the Cluster, whichever of its nodes REDIS_URL names.
+  if (!url.startsWith('/') && await isClusterNode(client)) {
+    client.disconnect();
+    client = new Cluster([url], { enableOfflineQueue: false, lazyConnect: true, clusterRetryStrategy: () => null, redisOptions: { ...clusterCredentials(url), ...options } });
+    await connected(client, address);
+  }
+  return {
+    // An empty prefix would read and write keys nobody else uses (an empty ledger, reported without a word).
+    stores: redisStores(client, { prefix: env.PAYWIDGET_REDIS_PREFIX?.trim() || undefined }),
+    // quit() waits for replies a lost connection will never send: then the connection is just dropped.
+    close: async () => void (await client.quit().catch(() => client.disconnect())),
+  };
+}
+
+/** Connects, or STORE_UNAVAILABLE naming the address (without credentials) and why. */
+async function connected(client: import('ioredis').Redis | import('ioredis').Cluster, address: string): Promise<void> {
   // Failures reach the command through its rejected calls; unheard, each reconnect attempt would print.
   // The last one is kept: a failed connect only says "Connection is closed", not why (WRONGPASS, ECONNREFUSED).
   let lastError: Error | undefined;
@@ -32,16 +51,29 @@ export async function sharedStores(env: Record<string, string | undefined>, warn
     client.disconnect();
     throw new PayError('STORE_UNAVAILABLE', `Could not connect to Redis at ${address} (REDIS_URL): ${(lastError ?? (error as Error)).message}. Check that Redis runs there, or unset REDIS_URL to use stores in memory, empty, for this run only.`, { cause: error });
   }
+}
+
+/** Whether the server is a node of a Redis Cluster; not when it will not say (an ACL without INFO). */
+async function isClusterNode(client: import('ioredis').Redis): Promise<boolean> {
+  const info = await client.info('cluster').catch(() => '');
+  return /^cluster_enabled:1\s*$/m.test(info);
+}
+
+/**
+ * What the Cluster's other nodes need from REDIS_URL: its user, password and TLS. The node it names is given as the URL
+ * itself; the nodes the Cluster finds from there are reached with these.
+ */
+function clusterCredentials(url: string): { username?: string; password?: string; tls?: object } {
+  const parsed = new URL(url);
   return {
-    // An empty prefix would read and write keys nobody else uses (an empty ledger, reported without a word).
-    stores: redisStores(client, { prefix: env.PAYWIDGET_REDIS_PREFIX?.trim() || undefined }),
-    // quit() waits for replies a lost connection will never send: then the connection is just dropped.
-    close: async () => void (await client.quit().catch(() => client.disconnect())),
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
   };
 }
 
 /** ioredis, an optional peer dependency: its absence is a setup step to name, not an unexpected error. */
-async function importIoredis(): Promise<{ Redis: typeof import('ioredis').Redis }> {
+async function importIoredis(): Promise<{ Redis: typeof import('ioredis').Redis; Cluster: typeof import('ioredis').Cluster }> {
   try {
     return await import('ioredis');
   } catch (error) {

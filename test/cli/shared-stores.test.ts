@@ -1,12 +1,31 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { sharedStores } from '../../src/cli/shared-stores.js';
 import type { PayError } from '../../src/core/errors.js';
-import { deletePrefix, startRedisServer } from '../helpers/redis-server.js';
+import { redisStores } from '../../src/stores/redis/index.js';
+import { deletePrefix, startRedisCluster, startRedisServer } from '../helpers/redis-server.js';
 
 describe('sharedStores', () => {
+  it('reads the ledger of a Redis Cluster through any of its nodes, not only the one holding its slot', async () => {
+    const { nodes, stop } = await startRedisCluster();
+    const servers = new Cluster([{ host: '127.0.0.1', port: nodes[1].port }]);
+    try {
+      // The servers' ledger, under the default prefix ({paywidget}:, whose slot is on the second node).
+      const recorded = await redisStores(servers).ledger.record({ paymentId: 'pay_in_cluster', status: 'succeeded', outcome: 'confirmed', source: 'webhook', at: Date.now(), orderId: '000000009' });
+      const shared = await sharedStores({ REDIS_URL: nodes[0].url });
+      try {
+        expect(await shared.stores!.ledger!.get('pay_in_cluster')).toEqual(recorded.entry);
+      } finally {
+        await shared.close();
+      }
+    } finally {
+      servers.disconnect();
+      await stop();
+    }
+  });
+
   it('leaves nothing running once Redis could not be reached, so the command exits at once', async () => {
     // In a process of its own, where no other timer runs: what is left after the failure is the library's.
     const script = `

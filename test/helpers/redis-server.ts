@@ -17,8 +17,8 @@ export interface RedisServerOptions {
   appendOnly?: boolean;
   /** Working directory (the AOF lives there); a fresh temporary one by default. */
   dir?: string;
-  /** Cluster mode, one node holding every slot (connect with `new Redis.Cluster([{ host, port }])`). */
-  cluster?: boolean;
+  /** Cluster mode, one node holding every slot (connect with `new Redis.Cluster([{ host, port }])`); `'empty'`: holding none yet. */
+  cluster?: boolean | 'empty';
 }
 
 export interface RedisServer {
@@ -77,13 +77,13 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   for (let attempt = 0; !child; attempt++) {
     port = await freePort();
     try {
-      child = await launch(port, dir, appendOnly, options.cluster);
+      child = await launch(port, dir, appendOnly, options.cluster !== undefined && options.cluster !== false);
     } catch (error) {
       // Another process may have taken the port between the probe and the start.
       if (attempt >= 4 || !String(error).includes('Address already in use')) throw error;
     }
   }
-  if (options.cluster) await takeAllSlots(port);
+  if (options.cluster === true) await takeAllSlots(port);
   const kill = async () => {
     if (!child) return;
     const running = child;
@@ -131,6 +131,27 @@ export async function startSentinel(master: RedisServer): Promise<{ port: number
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A Cluster of two nodes, each holding half the slots: a key of the other half is answered MOVED, as in a real
+ * Cluster. The library's default prefix, `{paywidget}:`, hashes to slot 13684, on `nodes[1]`.
+ */
+export async function startRedisCluster(): Promise<{ nodes: [RedisServer, RedisServer]; stop(): Promise<void> }> {
+  const nodes = await Promise.all([startRedisServer({ cluster: 'empty' }), startRedisServer({ cluster: 'empty' })]) as [RedisServer, RedisServer];
+  const [a, b] = nodes.map((node) => new Redis(node.port, '127.0.0.1')) as [Redis, Redis];
+  try {
+    await a.call('CLUSTER', 'ADDSLOTSRANGE', '0', '8191');
+    await b.call('CLUSTER', 'ADDSLOTSRANGE', '8192', '16383');
+    await a.call('CLUSTER', 'MEET', '127.0.0.1', String(nodes[1].port));
+    for (const node of [a, b]) {
+      while (!String(await node.call('CLUSTER', 'INFO')).includes('cluster_state:ok')) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    a.disconnect();
+    b.disconnect();
+  }
+  return { nodes, stop: async () => void (await Promise.all(nodes.map((node) => node.stop()))) };
 }
 
 /** Makes a fresh cluster node hold every slot, and waits until it says the cluster is ok. */
