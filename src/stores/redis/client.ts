@@ -49,6 +49,11 @@ function isNodeRedisSentinel(client: unknown): client is SentinelSendCommandRedi
   return typeof c?.sendCommand === 'function' && typeof c.acquire === 'function' && typeof c.use === 'function';
 }
 
+/** node-redis's legacy clients: `client.legacy()` (node-redis 5 and later), a client made with `legacyMode` (node-redis 4). */
+function answersByCallback(client: unknown): boolean {
+  return (client as object).constructor?.name === 'RedisLegacyClient' || (client as { options?: { legacyMode?: unknown } }).options?.legacyMode === true;
+}
+
 /** The key a command touches first: every command the stores send names it first, a script in KEYS[1]. */
 function firstKeyOf(args: string[]): string | undefined {
   return args[0] === 'EVALSHA' || args[0] === 'EVAL' ? args[3] : args[1];
@@ -68,6 +73,9 @@ function senderOf(client: RedisClientLike): Send {
     return (args) => client.sendCommand(false, args);
   }
   if (typeof (client as SendCommandRedisClient | undefined)?.sendCommand === 'function') {
+    if (answersByCallback(client)) {
+      throw new TypeError('redisStores(client) was given a node-redis client whose commands answer by callback (client.legacy(), or createClient({ legacyMode: true }) in node-redis 4): pass the client itself (createClient({ url })), or in legacy mode its client.v4, whose commands answer with promises.');
+    }
     const c = client as SendCommandRedisClient;
     return (args) => c.sendCommand(args);
   }

@@ -224,6 +224,8 @@ describe('RedisClaimStore', () => {
 
   it('rejects a client it cannot drive, and bad options', () => {
     expect(() => redisStores({} as RedisClientLike)).toThrow(/ioredis client .* or a node-redis client/);
+    // node-redis's legacy client answers by callback: every command would fail with a TypeError of its own.
+    expect(() => redisStores(nodeRedis.legacy() as unknown as RedisClientLike)).toThrow(/answer by callback \(client\.legacy\(\), or createClient\(\{ legacyMode: true \}\) in node-redis 4\): pass the client itself/);
     expect(() => redisStores(ioredis, { commandTimeoutMs: 0 })).toThrow(/commandTimeoutMs/);
     expect(() => redisStores(ioredis, { commandTimeoutMs: 2 ** 31 })).toThrow(/up to 2147483647, or false for none/);
   });
