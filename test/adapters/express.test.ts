@@ -323,6 +323,33 @@ describe('payMiddleware mounted on one of its own routes', () => {
     }
   });
 
+  it("serves its routes through a root catch-all route, and leaves the app's own paths that end like one of them to the app", async () => {
+    const app = await appWith((a) => {
+      a.all('/*splat', payMiddleware(offlinePay()));
+      a.get('/admin/payments/42', (_req, res) => void res.send('admin page'));
+    });
+    const origin = new URL(app.webhookUrl!).origin;
+    try {
+      expect(await (await fetch(`${origin}/admin/payments/42`)).text()).toBe('admin page');
+      const own = await fetch(`${origin}/payments/pay_1`);
+      expect([own.status, ((await own.json()) as { error: { code: string } }).error.code]).toEqual([404, 'PAYMENT_NOT_FOUND']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("leaves a path to the app when app.use mounts it where the path ends like a route with a param ('/api/payments/widget')", async () => {
+    const app = await appWith((a) => {
+      a.use('/api/payments/widget', payMiddleware(offlinePay()));
+      a.get('/api/payments/widget', (_req, res) => void res.send('widget page'));
+    });
+    try {
+      expect(await (await fetch(`${new URL(app.webhookUrl!).origin}/api/payments/widget`)).text()).toBe('widget page');
+    } finally {
+      await app.close();
+    }
+  });
+
   it('still falls through for a path that is simply not its own, under a right mount', async () => {
     const app = await appWith((a) => a.use('/pay', payMiddleware(offlinePay())));
     try {

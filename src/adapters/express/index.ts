@@ -32,20 +32,31 @@ function mountedOnARoute(pay: Pay, req: Request, self: RequestHandler): PayError
   // req.route is left set by any route handler an earlier match ran (that called next()): ours only if it holds us.
   const candidate = (req as { route?: { path?: unknown; methods?: Record<string, boolean>; stack?: { handle?: unknown }[] } }).route;
   const route = candidate?.stack?.some((layer) => layer.handle === self) ? candidate : undefined;
-  const path = route !== undefined ? req.path : req.path === '/' ? req.baseUrl : undefined;
-  const mount = path === undefined ? undefined : mountAbove(pay, req.method, path);
+  let mount: string | undefined;
+  if (route !== undefined) {
+    // A route that starts with a wildcard or a param (app.all('/*splat', …)) serves the library at its root, and the
+    // app's own paths reach it too; one with a literal start ('/pay/*rest', '/pay/webhooks') never serves a route.
+    if (typeof route.path !== 'string' || ROOT_PATTERN.test(route.path)) return undefined;
+    mount = mountAbove(req.path, (rest) => pay.matches(req.method, rest));
+  } else if (req.path === '/') {
+    // Only a route without params: the app's own '/api/payments/widget' is no mistake.
+    mount = mountAbove(req.baseUrl, (rest) => pay.routes.some((own) => own.path === rest && !own.path.includes(':')));
+  }
   if (mount === undefined) return undefined;
   // app.all() registers every method (Router#all, `_all`): one verb is app.<verb>().
   const verbs = Object.keys(route?.methods ?? {});
   const verb = verbs.length === 1 && verbs[0] !== '_all' ? verbs[0] : 'all';
-  const how = route !== undefined ? `a route handler (app.${verb}('${String(route.path)}', payMiddleware(pay)))` : `mounted at '${path}', one of its own routes`;
+  const how = route !== undefined ? `a route handler (app.${verb}('${String(route.path)}', payMiddleware(pay)))` : `mounted at '${req.baseUrl}', one of its own routes`;
   return new PayError('CONFIG_INVALID', `paywidget-server: payMiddleware is ${how}, so it cannot see which of its routes was asked for. Mount it with app.use at the path above its routes: app.use('${mount}', payMiddleware(pay)) serves ${pay.routes.map((r) => `${r.method} ${mount === '/' ? '' : mount}${r.path}`).join(', ')}.`);
 }
 
-/** Where the library would have to be mounted for `path` to be one of its routes: the part before the route. */
-function mountAbove(pay: Pay, method: string, path: string): string | undefined {
+/** A route path whose first segment is a param or a wildcard, in Express 5's syntax or 4's. */
+const ROOT_PATTERN = /^\/?[:*{(]/;
+
+/** Where the library would have to be mounted for the end of `path` to be one of its routes: the part before it. */
+function mountAbove(path: string, isRoute: (rest: string) => boolean): string | undefined {
   for (let at = path.indexOf('/'); at !== -1; at = path.indexOf('/', at + 1)) {
-    if (pay.matches(method, path.slice(at))) return path.slice(0, at) || '/';
+    if (isRoute(path.slice(at))) return path.slice(0, at) || '/';
   }
   return undefined;
 }
