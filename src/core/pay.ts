@@ -106,6 +106,10 @@ export function createPay(options: PayOptions = {}): Pay {
   checkOptionsObject(options);
   checkOptionKeys(options);
   checkOptionTypes(options);
+  // Ignored there, the check it was meant for would be missing without a word: a resolveCheckout makes its own.
+  if (options.resolveCheckout !== undefined && options.authorizeOrder !== undefined) {
+    throw new PayError('CONFIG_INVALID', 'paywidget-server configuration: authorizeOrder applies to the default order resolver only (POST /widget-token with { order_id }, without resolveCheckout); with a resolveCheckout of your own, check there that the order is the caller\'s, and leave authorizeOrder out.', { details: { options: ['authorizeOrder', 'resolveCheckout'] } });
+  }
   const config = resolveConfig(options);
   const maxBodyBytes = bodyLimit(options.maxBodyBytes);
   const logger = guardedLogger(options.logger ?? consoleLogger);

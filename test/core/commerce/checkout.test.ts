@@ -267,6 +267,8 @@ describe('authorizeOrder: whether the request may pay the order it names', () =>
     const sloppy = await asShopper(payOf(() => 'ada' as unknown as boolean), 'ada@example.com', { order_id: order.entity_id });
     expect([sloppy!.status, JSON.parse(String(sloppy!.body)).error.code]).toEqual([500, 'CONFIG_INVALID']);
     expect(() => createPay({ env: {}, authorizeOrder: true as never })).toThrow(/authorizeOrder/);
+    // With a resolveCheckout it would be ignored, the check it stands for missing without a word.
+    expect(() => createPay({ env: {}, authorizeOrder: () => true, resolveCheckout: () => ({ amount: 1, currency: 'EUR', orderId: 'o' }) })).toThrow(/authorizeOrder applies to the default order resolver only/);
   });
 
   it('left out, is warned about once, at the first order minted through the default resolver', async () => {
