@@ -54,8 +54,9 @@ export interface PaymentsOfOrder extends Pick<Ledger, 'byOrder'> {
  * expired), and its webhook may have been lost.
  */
 async function assertNoPaymentUnderway(payments: PaymentsOfOrder, order: CommerceOrder): Promise<void> {
-  // The failed ones asked about at once, not one after another: an order a shopper tried many cards on would wait for each.
-  const entries = await Promise.all((await entriesOfOrder(payments, order)).map(async (listed) => (listed.outcome === 'failed' ? ((await payments.recheck(listed.paymentId)) ?? listed) : listed)));
+  // The failed ones asked about a few at a time, not one after another (an order a shopper tried many cards on would
+  // wait for each), nor all at once (a burst the service rate-limits would leave each failure standing unasked).
+  const entries = await mapAtMost(await entriesOfOrder(payments, order), RECHECKS_AT_ONCE, async (listed) => (listed.outcome === 'failed' ? ((await payments.recheck(listed.paymentId)) ?? listed) : listed));
   for (const entry of entries) {
     if (entry.outcome === 'confirmed') {
       throw notPayable(order, `payment ${entry.paymentId} for it is already confirmed (${entry.status}), though the platform does not show it paid yet`, entry.paymentId);
@@ -64,6 +65,22 @@ async function assertNoPaymentUnderway(payments: PaymentsOfOrder, order: Commerc
       throw notPayable(order, `payment ${entry.paymentId} for it is still ${entry.status} and may yet confirm; reconcile it (POST /payments/${entry.paymentId}/reconcile) or wait for its webhook, and mint again once it has failed`, entry.paymentId);
     }
   }
+}
+
+const RECHECKS_AT_ONCE = 4;
+
+/** `fn` of each item, in order, with at most `limit` running at once. */
+async function mapAtMost<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const at = next++;
+      results[at] = await fn(items[at]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }
 
 type OrderSource = { get(entityId: number): Promise<CommerceOrder> };
