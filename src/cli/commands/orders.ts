@@ -225,7 +225,12 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
       }
       throw new ExitError(`The checkpoint file ${values.checkpoint} holds a position paywidget did not write (it was edited or damaged); move it away or pass another --checkpoint.`, EXIT.failed);
     }
-    if (!isBrokenPipe(failed)) throw error;
+    if (!isBrokenPipe(failed)) {
+      // The platform failed (or the position could not be saved), not the output, and no Ctrl-C stopped the reader: it
+      // reads on what it was sent, so the position of what was delivered stands, as it does for a file.
+      if (held !== undefined && failed === undefined && io.signal?.aborted !== true) await held.commit().catch(() => {});
+      throw error;
+    }
   } finally {
     io.signal?.removeEventListener('abort', stopOnSignal);
     bar?.finish();
@@ -236,7 +241,8 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
   // What a pipe took, its reader may not have read: lost with a reader that went away, or one stopped with this run (Ctrl-C
   // reaches the whole pipeline). Its position must not stand, or the next run would skip those orders.
   const unread = isBrokenPipe(failed) || summary === undefined || (toPipe && !summary.complete);
-  if (unread && values.checkpoint !== undefined) await new FileCheckpointStore(values.checkpoint).restore(SYNC_CHECKPOINT, startedFrom);
+  // Held back (into a pipe), a position was written only if the run finished: else the file is as the run found it.
+  if (unread && values.checkpoint !== undefined && (held === undefined || held.committed)) await new FileCheckpointStore(values.checkpoint).restore(SYNC_CHECKPOINT, startedFrom);
   const leftAtStart = values.checkpoint ? ' The checkpoint is left where this run started, since what the reader of the output did not read is lost with it: run the same command to continue (those orders are written again).' : '';
   if (isBrokenPipe(failed) || summary === undefined) {
     // `| head`: the reader had enough, but the sync did not finish, which a script (pipefail) must be able to tell.
