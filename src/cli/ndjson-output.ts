@@ -1,6 +1,7 @@
 /** Where `orders sync` writes its NDJSON: stdout or the --out file, flushed to disk before each checkpoint save. */
 import { createWriteStream, fdatasync, fstat as fstatCallback, open as openCallback } from 'node:fs';
 import { chmod, chown, readdir, rename, rm, stat } from 'node:fs/promises';
+import { Socket } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { promisify } from 'node:util';
@@ -100,8 +101,11 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
       const replacing = temporary !== undefined && stats !== undefined;
       const fd = await openFile(path, append ? 'a' : temporary !== undefined ? 'wx' : 'w', replacing ? 0o600 : 0o666);
       if (replacing) await keepModeAndOwner(temporary!, stats!);
+      // A FIFO is written as stdout's pipe is, without blocking: a file stream's write to one whose reader reads nothing
+      // holds a thread of libuv's pool, which Ctrl-C's exit waits for, for as long as the reader lets it.
+      const opened = stats?.isFIFO() ? new Socket({ fd, readable: false, writable: true }) : createWriteStream(path, { fd });
       // Once abandoned, the writes it still held fail (ERR_STREAM_DESTROYED): no fault of the output's.
-      stream = createWriteStream(path, { fd }).on('error', (error) => abandoned || onError(named(error)));
+      stream = opened.on('error', (error: NodeJS.ErrnoException) => abandoned || onError(named(error)));
       return stream;
     } catch (error) {
       throw named(error as NodeJS.ErrnoException);

@@ -722,6 +722,28 @@ describe('paywidget as a process', () => {
     });
   });
 
+  it('leaves at Ctrl-C though the reader of its --out FIFO reads nothing (less, not scrolled), no position written', async () => {
+    const fifo = join(dir, 'process-stalled.fifo');
+    const checkpoint = join(dir, 'process-stalled.checkpoint.json');
+    await promisify(execFile)('mkfifo', [fifo]);
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'orders', 'sync', '--checkpoint', checkpoint, '--out', fifo, '--page-size', '50'], { env: { ...process.env, ...env() }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+    const reader = await open(fifo, 'r'); // opened once the run opens its end, then never read: the pipe fills
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      child.kill('SIGINT');
+      const ended = await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000, 'still running'))]);
+      expect([ended, stderr]).toEqual([[130, null], expect.stringMatching(/^Stopped after \d+ orders\. The checkpoint is left where this run started/)]);
+      await expect(readFile(checkpoint, 'utf8')).rejects.toThrow(/ENOENT/);
+    } finally {
+      await reader.close(); // a run still blocked on it fails to write (EPIPE), and ends
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+
   it('finishes with exit 0 when the reader of its stderr went away (no crash on EPIPE)', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', cli, 'orders', 'sync', '--to', '2000-01-01'], { env: { ...process.env, ...env() }, stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr!.destroy(); // the summary line it writes at the end meets a closed pipe
