@@ -96,9 +96,10 @@ Options:
   -h, --help         this help
 
 A progress bar is drawn on stderr when it is a terminal (and the orders do not go to it too). Ctrl-C stops after the current order and
-saves the position (exit code 130). Into a pipe, the position is saved only when the run finishes: what the
-reader had not read is lost with a stop (Ctrl-C, which stops the reader too, a reader that goes away: | head,
-or a kill), so the run leaves the position where it started, and the next run writes those orders again. Orders are delivered
+saves the position (exit code 130). Into a pipe, the position is saved only when the run ends by itself
+(finished, or stopped by a failing platform): what the reader had not read is lost with a stop (Ctrl-C, which
+stops the reader too, a reader that goes away: | head, or a kill), so the run leaves the position where it
+started, and the next run writes those orders again. Orders are delivered
 at least once: after a crash, up to one page may be written again, and a run writes again the orders
 of the previous run's last minute; key on entity_id when loading them. An output file (--out, or
 stdout redirected to a file) is synced to disk before the checkpoint moves, so not even a power loss
