@@ -350,6 +350,40 @@ describe('payMiddleware mounted on one of its own routes', () => {
     }
   });
 
+  it.each([
+    ['under a param', (a: express.Express, mw: express.RequestHandler) => a.all('/:tenant/pay/*rest', mw), '/acme/pay/webhooks', "app.use('/acme/pay', payMiddleware(pay))"],
+    ['as an array', (a: express.Express, mw: express.RequestHandler) => a.all(['/pay/*rest'], mw), '/pay/webhooks', "app.use('/pay', payMiddleware(pay))"],
+    ['as a RegExp', (a: express.Express, mw: express.RequestHandler) => a.all(/^\/pay\/.*/, mw), '/pay/webhooks', "app.use('/pay', payMiddleware(pay))"],
+    ['in a router mounted at /shop', (a: express.Express, mw: express.RequestHandler) => a.use('/shop', express.Router().all('/pay/*rest', mw)), '/shop/pay/webhooks', "app.use('/shop/pay', payMiddleware(pay))"],
+  ] as const)('as a route handler whose path can never be one of its routes (%s), passes CONFIG_INVALID naming where to mount it', async (_name, mount, path, fix) => {
+    const errors: Error[] = [];
+    const app = await appWith((a) => {
+      mount(a, payMiddleware(offlinePay()));
+      a.use((error: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+        errors.push(error);
+        res.status(500).send('failed');
+      });
+    });
+    try {
+      expect((await fetch(`${new URL(app.webhookUrl!).origin}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(500);
+      expect(errors[0]).toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining(fix) });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("leaves OPTIONS to the app's own handler (its CORS) even where it is mounted wrongly", async () => {
+    const app = await appWith((a) => {
+      a.use('/pay/webhooks', payMiddleware(offlinePay()));
+      a.options('/pay/webhooks', (_req, res) => void res.status(204).end());
+    });
+    try {
+      expect((await app.send({ method: 'OPTIONS', path: '/webhooks' })).status).toBe(204);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('still falls through for a path that is simply not its own, under a right mount', async () => {
     const app = await appWith((a) => a.use('/pay', payMiddleware(offlinePay())));
     try {

@@ -32,12 +32,16 @@ function mountedOnARoute(pay: Pay, req: Request, self: RequestHandler): PayError
   // req.route is left set by any route handler an earlier match ran (that called next()): ours only if it holds us.
   const candidate = (req as { route?: { path?: unknown; methods?: Record<string, boolean>; stack?: { handle?: unknown }[] } }).route;
   const route = candidate?.stack?.some((layer) => layer.handle === self) ? candidate : undefined;
+  // OPTIONS is the app's (its CORS), whatever the mount.
+  if (req.method === 'OPTIONS') return undefined;
   let mount: string | undefined;
   if (route !== undefined) {
-    // A route that starts with a wildcard or a param (app.all('/*splat', …)) serves the library at its root, and the
-    // app's own paths reach it too; one with a literal start ('/pay/*rest', '/pay/webhooks') never serves a route.
-    if (typeof route.path !== 'string' || ROOT_PATTERN.test(route.path)) return undefined;
-    mount = mountAbove(req.path, (rest) => pay.matches(req.method, rest));
+    // A route that can match the library's paths at its root (app.all('/*splat', …)) serves them, and the app's own
+    // paths reach it too; one that cannot ('/pay/*rest', '/:tenant/pay/*rest', '/pay/webhooks') never serves a route.
+    if (servesAtRoot(route.path)) return undefined;
+    const above = mountAbove(req.path, (rest) => pay.matches(req.method, rest));
+    // In a router, the path is the router's: the app mounts it below the router's own mount.
+    mount = above === undefined ? undefined : `${req.baseUrl}${above === '/' ? '' : above}` || '/';
   } else if (req.path === '/') {
     // Only a route without params: the app's own '/api/payments/widget' is no mistake.
     mount = mountAbove(req.baseUrl, (rest) => pay.routes.some((own) => own.path === rest && !own.path.includes(':')));
@@ -50,8 +54,17 @@ function mountedOnARoute(pay: Pay, req: Request, self: RequestHandler): PayError
   return new PayError('CONFIG_INVALID', `paywidget-server: payMiddleware is ${how}, so it cannot see which of its routes was asked for. Mount it with app.use at the path above its routes: app.use('${mount}', payMiddleware(pay)) serves ${pay.routes.map((r) => `${r.method} ${mount === '/' ? '' : mount}${r.path}`).join(', ')}.`);
 }
 
-/** A route path whose first segment is a param or a wildcard, in Express 5's syntax or 4's. */
-const ROOT_PATTERN = /^\/?[:*{(]/;
+/**
+ * Whether a route path (Express 5's syntax or 4's, an array of them, a RegExp) can match the library's paths at its
+ * root: a leading wildcard ('/*splat', '{*splat}', '*', '(.*)') or params alone ('/:a/:b') can.
+ */
+function servesAtRoot(path: unknown): boolean {
+  if (Array.isArray(path)) return path.some(servesAtRoot);
+  if (path instanceof RegExp) return path.test('/webhooks');
+  if (typeof path !== 'string') return true; // of a shape unknown here: not refused
+  const segments = path.split('/').filter((segment) => segment !== '');
+  return segments.length > 0 && (/^[*{(]/.test(segments[0]!) || segments.every((segment) => segment.startsWith(':')));
+}
 
 /** Where the library would have to be mounted for the end of `path` to be one of its routes: the part before it. */
 function mountAbove(path: string, isRoute: (rest: string) => boolean): string | undefined {
