@@ -86,10 +86,11 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
   let abandoned = false;
   const open = () => (opening ??= (async () => {
     try {
-      if (append) await cutTornLine(file);
-      real = await resolveLinks(file);
       // Through the path as given: the links to a pipe (/dev/stdout, bash's >(gzip)) end in 'pipe:[…]', no path.
       const stats = await stat(file).catch(() => undefined);
+      // A regular file only: a FIFO has no last line to cut, and opening it to look would end its waiting reader's input.
+      if (append && stats?.isFile()) await cutTornLine(file);
+      real = await resolveLinks(file);
       // Whole only over a regular file (or none yet): renamed over /dev/full or a FIFO, it would replace them.
       if (mode.whole && !append && (stats === undefined || stats.isFile())) {
         await removeStaleTemporaries(real);

@@ -495,6 +495,31 @@ describe('paywidget CLI', () => {
     expect(lines(next.stdout)[0]!.entity_id).toBe(1);
   });
 
+  it('orders sync resumed into a FIFO whose reader waits delivers to it (no last line to cut there)', async () => {
+    const checkpoint = join(dir, 'resume-fifo.checkpoint.json');
+    expect((await run(['orders', 'sync', '--checkpoint', checkpoint, '--out', join(dir, 'resume-fifo-first.ndjson')])).code).toBe(0);
+    const added = [sb.commerce.addOrder(), sb.commerce.addOrder()].map((order) => order.entity_id);
+    const fifo = join(dir, 'resume.fifo');
+    await promisify(execFile)('mkfifo', [fifo]);
+    const reader = createReadStream(fifo); // `cat fifo`, started first
+    let received = '';
+    reader.on('data', (chunk: string | Buffer) => void (received += chunk.toString()));
+    const closed = once(reader, 'close');
+    const resumed = run(['orders', 'sync', '--checkpoint', checkpoint, '--out', fifo]);
+    let settled = false;
+    void resumed.finally(() => (settled = true));
+    try {
+      expect(await Promise.race([resumed, new Promise((resolve) => setTimeout(resolve, 10_000, 'still waiting for a reader'))])).toMatchObject({ code: 0 });
+      await closed;
+      // The run writes again the orders of the previous run's last minute (settleMs): the new ones are among them.
+      expect(lines(received).map((order) => order.entity_id)).toEqual(expect.arrayContaining(added));
+    } finally {
+      // Had the reader been ended early, the run would wait for another: one that takes what comes, so it ends.
+      if (!settled) createReadStream(fifo).resume();
+      await resumed;
+    }
+  });
+
   it('orders sync into a pipe stopped by a failing platform keeps the position of what it delivered: the reader reads on', async () => {
     const checkpoint = join(dir, 'pipe-failure.checkpoint.json');
     const fifo = join(dir, 'failure.fifo');
