@@ -1,5 +1,5 @@
 /** Where `orders sync` writes its NDJSON: stdout or the --out file, flushed to disk before each checkpoint save. */
-import { createWriteStream, fdatasync, fstat as fstatCallback, open as openCallback } from 'node:fs';
+import { constants, createWriteStream, fdatasync, fstat as fstatCallback, open as openCallback } from 'node:fs';
 import { chmod, chown, readdir, rename, rm, stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { basename, dirname, join } from 'node:path';
@@ -9,6 +9,7 @@ import { EXIT, ExitError, type CliIo } from './io.js';
 import { isRunning } from './processes.js';
 import { resolveLinks } from './resolve-links.js';
 import { cutTornLine } from './torn-line.js';
+import { sleep } from '../core/sleep.js';
 
 const openFile = promisify(openCallback);
 const fstat = promisify(fstatCallback);
@@ -38,6 +39,22 @@ export async function isPipe(output: Writable | string): Promise<boolean> {
     : typeof fd === 'number' ? await fstat(fd).catch(() => undefined)
     : undefined;
   return stats !== undefined && (stats.isFIFO() || stats.isSocket());
+}
+
+/**
+ * A FIFO opened for writing without blocking a thread of libuv's pool while no reader has it open (ENXIO): Ctrl-C's
+ * exit would wait for that thread. Tried again every 100 ms until a reader comes, or Ctrl-C (its reason is thrown).
+ */
+async function openFifo(path: string, append: boolean, signal: AbortSignal | undefined): Promise<number> {
+  const flags = constants.O_WRONLY | constants.O_NONBLOCK | (append ? constants.O_APPEND : 0);
+  for (;;) {
+    try {
+      return await openFile(path, flags);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENXIO') throw error;
+    }
+    if (!(await sleep(100, signal))) throw signal!.reason;
+  }
 }
 
 const PATH_ERRORS = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'EROFS']);
@@ -100,7 +117,7 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
       const path = temporary ?? file;
       // The export holds customers' names and addresses: a file that replaces one is private until it has its mode and owner.
       const replacing = temporary !== undefined && stats !== undefined;
-      const fd = await openFile(path, append ? 'a' : temporary !== undefined ? 'wx' : 'w', replacing ? 0o600 : 0o666);
+      const fd = stats?.isFIFO() ? await openFifo(path, append, io.signal) : await openFile(path, append ? 'a' : temporary !== undefined ? 'wx' : 'w', replacing ? 0o600 : 0o666);
       if (replacing) await keepModeAndOwner(temporary!, stats!);
       // A FIFO is written as stdout's pipe is, without blocking: a file stream's write to one whose reader reads nothing
       // holds a thread of libuv's pool, which Ctrl-C's exit waits for, for as long as the reader lets it.
@@ -109,6 +126,7 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
       stream = opened.on('error', (error: NodeJS.ErrnoException) => abandoned || onError(named(error)));
       return stream;
     } catch (error) {
+      if (error === io.signal?.reason) throw error; // Ctrl-C while waiting for a reader: an interruption, not a write failure
       throw named(error as NodeJS.ErrnoException);
     }
   })());

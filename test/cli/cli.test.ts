@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
+import { constants, createReadStream, createWriteStream, mkdirSync } from 'node:fs';
 import { appendFile, chmod, link, lstat, mkdir, mkdtemp, open, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -745,6 +745,30 @@ describe('paywidget as a process', () => {
     execFile(process.execPath, ['--import', 'tsx', cli, ...args], { env: { ...process.env, ...env(), PAYWIDGET_STATE_DIR: join(dir, 'process-state') } }, (error, stdout, stderr) => {
       resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
     });
+  });
+
+  it('leaves at Ctrl-C while its --out FIFO has no reader yet (exit 130), though opening it waits for one', async () => {
+    const fifo = join(dir, 'process-unread.fifo');
+    const checkpoint = join(dir, 'process-unread.checkpoint.json');
+    await promisify(execFile)('mkfifo', [fifo]);
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'orders', 'sync', '--checkpoint', checkpoint, '--out', fifo], { env: { ...process.env, ...env() }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2_000)); // started, its first page read, waiting for a reader
+      child.kill('SIGINT');
+      const ended = await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000, 'still running'))]);
+      // Interrupted while waiting for the reader (or, on a slow machine, before its first order): either way, at once.
+      expect([ended, stderr]).toEqual([[130, null], expect.stringMatching(/interrupted\.|Stopped after 0 orders/)]);
+      await expect(readFile(checkpoint, 'utf8')).rejects.toThrow(/ENOENT/);
+    } finally {
+      // A reader that does not wait for a writer, so that a run still waiting ends (and this test does not wait either).
+      const reader = await open(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+      child.kill('SIGKILL');
+      await exited;
+      await reader.close();
+    }
   });
 
   it('leaves at Ctrl-C though the reader of its --out FIFO reads nothing (less, not scrolled), no position written', async () => {
