@@ -372,6 +372,19 @@ describe('payMiddleware mounted on one of its own routes', () => {
     }
   });
 
+  it("leaves '/webhooks' to the app under a mount with a param (app.use('/:tenant', …)), where it names a tenant", async () => {
+    const app = await appWith((a) => {
+      a.use('/:tenant', payMiddleware(offlinePay()));
+      a.post('/webhooks', (_req, res) => void res.send('the app\'s own'));
+    });
+    try {
+      const response = await fetch(`${new URL(app.webhookUrl!).origin}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect([response.status, await response.text()]).toEqual([200, "the app's own"]);
+    } finally {
+      await app.close();
+    }
+  });
+
   it("leaves OPTIONS to the app's own handler (its CORS) even where it is mounted wrongly", async () => {
     const app = await appWith((a) => {
       a.use('/pay/webhooks', payMiddleware(offlinePay()));

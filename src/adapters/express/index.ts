@@ -42,7 +42,8 @@ function mountedOnARoute(pay: Pay, req: Request, self: RequestHandler): PayError
     const above = mountAbove(req.path, (rest) => pay.matches(req.method, rest));
     // In a router, the path is the router's: the app mounts it below the router's own mount.
     mount = above === undefined ? undefined : `${req.baseUrl}${above === '/' ? '' : above}` || '/';
-  } else if (req.path === '/') {
+  } else if (req.path === '/' && Object.keys(req.params ?? {}).length === 0) {
+    // (A mount with params, app.use('/:tenant', …), is matched by any path: '/webhooks' there is tenant 'webhooks'.)
     // Only a route without params: the app's own '/api/payments/widget' is no mistake.
     mount = mountAbove(req.baseUrl, (rest) => pay.routes.some((own) => own.path === rest && !own.path.includes(':')));
   }
