@@ -19,6 +19,11 @@ function appWith(setup: (app: express.Express) => void) {
 }
 
 
+/** A request to a path of the app itself (appWith's sender prefixes /pay). */
+function fetchFromRoot(app: { webhookUrl?: string | undefined }, path: string, init?: RequestInit): Promise<Response> {
+  return fetch(`${new URL(app.webhookUrl!).origin}${path}`, init);
+}
+
 /** A body logger: reads every request's stream, keeps no bytes, calls next() once it ended. */
 function readAndKeepNothing(req: express.Request, _res: express.Response, next: express.NextFunction): void {
   req.on('data', () => {});
@@ -328,10 +333,9 @@ describe('payMiddleware mounted on one of its own routes', () => {
       a.all('/*splat', payMiddleware(offlinePay()));
       a.get('/admin/payments/42', (_req, res) => void res.send('admin page'));
     });
-    const origin = new URL(app.webhookUrl!).origin;
     try {
-      expect(await (await fetch(`${origin}/admin/payments/42`)).text()).toBe('admin page');
-      const own = await fetch(`${origin}/payments/pay_1`);
+      expect(await (await fetchFromRoot(app, '/admin/payments/42')).text()).toBe('admin page');
+      const own = await fetchFromRoot(app, '/payments/pay_1');
       expect([own.status, ((await own.json()) as { error: { code: string } }).error.code]).toEqual([404, 'PAYMENT_NOT_FOUND']);
     } finally {
       await app.close();
@@ -344,7 +348,7 @@ describe('payMiddleware mounted on one of its own routes', () => {
       a.get('/api/payments/widget', (_req, res) => void res.send('widget page'));
     });
     try {
-      expect(await (await fetch(`${new URL(app.webhookUrl!).origin}/api/payments/widget`)).text()).toBe('widget page');
+      expect(await (await fetchFromRoot(app, '/api/payments/widget')).text()).toBe('widget page');
     } finally {
       await app.close();
     }
@@ -365,7 +369,7 @@ describe('payMiddleware mounted on one of its own routes', () => {
       });
     });
     try {
-      expect((await fetch(`${new URL(app.webhookUrl!).origin}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(500);
+      expect((await fetchFromRoot(app, path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(500);
       expect(errors[0]).toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining(fix) });
     } finally {
       await app.close();
@@ -378,7 +382,7 @@ describe('payMiddleware mounted on one of its own routes', () => {
       a.post('/webhooks', (_req, res) => void res.send('the app\'s own'));
     });
     try {
-      const response = await fetch(`${new URL(app.webhookUrl!).origin}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const response = await fetchFromRoot(app, '/webhooks', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       expect([response.status, await response.text()]).toEqual([200, "the app's own"]);
     } finally {
       await app.close();
