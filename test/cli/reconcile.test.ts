@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from 'paywidget-server/sandbox';
 import { main } from '../../src/cli/main.js';
+import { formatReport } from '../../src/cli/commands/reconcile.js';
+import type { OrderReconciliationReport } from '../../src/core/payments/reconcile-orders.js';
 import { createPay, type Pay } from 'paywidget-server';
 import { redisStores } from 'paywidget-server/redis';
 import { connectedRedis, deletePrefix, useRedisUrl } from '../helpers/redis-server.js';
@@ -270,4 +272,17 @@ describe('paywidget reconcile with REDIS_URL', () => {
     const alone = await run(['reconcile', '--from', from, '--to', to, '--json']);
     expect(kindsFor(alone.stdout)).toEqual(['order_paid_without_payment']);
   }));
+});
+
+describe('formatReport', () => {
+  it('escapes the terminal controls an order id or a status from the payment service may hold', () => {
+    const hostile = '\u001b]0;owned\u0007\u001b[2J000000042';
+    const text = formatReport({
+      createdFrom: '2026-11-01 00:00:00', createdTo: '2026-11-01 23:59:59', orders: 1, paid: 0, unpaid: 0,
+      findings: [{ kind: 'payment_for_unknown_order', orderId: hostile, paymentId: 'pay_1', paymentStatus: 'succeeded\u001b[2J' }],
+      counts: {} as never,
+    } as unknown as OrderReconciliationReport);
+    expect([...text].filter((char) => char < ' ' && char !== '\n')).toEqual([]);
+    expect(text).toContain('000000042');
+  });
 });

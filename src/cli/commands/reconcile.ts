@@ -1,7 +1,7 @@
 import { createPay } from '../../core/pay.js';
 import type { OrderFinding, OrderReconciliationReport } from '../../core/payments/reconcile-orders.js';
 import { checkWindow, parseCliDate } from '../dates.js';
-import { EXIT, parse, UsageError, writeVerdict, type Command, printHelp, warnOn } from '../io.js';
+import { escapeControls, EXIT, parse, UsageError, writeVerdict, type Command, printHelp, warnOn } from '../io.js';
 import { formatTable } from '../table.js';
 import { silentLogger } from '../../core/logger.js';
 import { sharedStores } from '../shared-stores.js';
@@ -24,7 +24,9 @@ function detail(finding: OrderFinding): string {
 export function formatReport(report: OrderReconciliationReport): string {
   const summary = `${report.orders} orders created ${report.createdFrom} to ${report.createdTo} (UTC): ${report.paid} paid and confirmed, ${report.unpaid} unpaid, ${report.findings.length} disagreement${report.findings.length === 1 ? '' : 's'}.`;
   if (report.findings.length === 0) return summary;
-  const rows = report.findings.map((f) => [f.kind, f.orderId ?? '-', f.entityId === undefined ? '-' : String(f.entityId), f.paymentId ?? '-', detail(f)]);
+  // Ids and statuses come from the payment service's answers and webhooks, which anyone paying partly writes: escaped,
+  // they cannot drive the terminal (a title, a cleared screen).
+  const rows = report.findings.map((f) => [f.kind, f.orderId ?? '-', f.entityId === undefined ? '-' : String(f.entityId), f.paymentId ?? '-', detail(f)].map(escapeControls));
   return `${formatTable(['FINDING', 'ORDER', 'ENTITY_ID', 'PAYMENT', 'DETAIL'], rows)}\n\n${summary}`;
 }
 
