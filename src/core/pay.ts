@@ -157,7 +157,7 @@ export function createPay(options: PayOptions = {}): Pay {
     webhooks,
     orders,
     payments: { status: payments.status, reconcile: payments.reconcile, reconcilePending: payments.reconcilePending, get: payments.get, byOrder: payments.byOrder, pruneLedger: payments.pruneLedger },
-    reconcileOrders: (reconcileOptions) => reconcileOrders({ ledger: payments.ledger, iterate: (o) => orders.iterate(o), findOrder: (id) => findOrderById(orders, id), logger, now }, reconcileOptions),
+    reconcileOrders: (reconcileOptions) => reconcileOrders({ ledger: payments.ledger, iterate: (o) => orders.iterate(o), findOrder: (id, signal) => findOrderById(orders, id, signal), logger, now }, reconcileOptions),
     checkoutForOrder: (entityId) => checkoutForOrder(orders, paymentsOfOrder, entityId),
     routes: router.routes,
     matches: router.matches,

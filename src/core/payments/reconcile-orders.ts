@@ -90,7 +90,7 @@ export interface ReconcileOrdersDeps {
   ledger: Ledger;
   iterate: (options: OrderIterateOptions) => AsyncIterable<CommerceOrder>;
   /** The order a ledger entry names, by increment_id or entity_id; undefined when the platform has none. */
-  findOrder: (orderId: string) => Promise<CommerceOrder | undefined>;
+  findOrder: (orderId: string, signal?: AbortSignal) => Promise<CommerceOrder | undefined>;
   logger: Logger;
   /** The ledger's clock (ms): its entries are stamped with it. */
   now: () => number;
@@ -186,7 +186,7 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
       // over when the run started): checked again, with the order read afresh, and counted by that check instead.
       if (entry.updatedAt < walkStartedAt || walked.result === 'disagrees' || checkedElsewhere.has(walked.entityId)) continue;
       checkedElsewhere.add(walked.entityId);
-      const fresh = await deps.findOrder(orderId!);
+      const fresh = await deps.findOrder(orderId!, options.signal);
       if (fresh === undefined) continue;
       report[walked.result] -= 1;
       walked.result = await checkOrder(deps.ledger, fresh, isPaid(fresh), report, found);
@@ -196,7 +196,7 @@ export async function reconcileOrders(deps: ReconcileOrdersDeps, options: Reconc
     // came too early to see it, so it is checked against its order now (not counted among the window's).
     // One placed before the look-behind (a payment that took longer than lookbehindMs) is looked up.
     if (orderId !== undefined && !elsewhere.has(orderId)) {
-      const match = await deps.findOrder(orderId);
+      const match = await deps.findOrder(orderId, options.signal);
       elsewhere.set(orderId, match && slim(match, isPaid));
     }
     const order = orderId === undefined ? undefined : elsewhere.get(orderId);

@@ -273,6 +273,25 @@ describe('reconcileOrders', () => {
     expect(sb.commerce.stats().searches - searchesBefore).toBe(2);
   });
 
+  it("stops at an abort while it looks up an older order, with the signal's reason, not a platform time-out", async () => {
+    const own = payFor(sb);
+    const from = new Date(Date.now() + 1_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const stray = sb.payments.create({ status: 'succeeded', orderId: '000000777', amount: 100, currency: 'EUR' });
+    await own.payments.reconcile(stray.id, { budgetMs: 0 });
+    // The window's page at once, then a look-up the platform takes long to answer.
+    const page = sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', latencyMs: 1, times: 1 });
+    const slow = sb.commerce.faults.inject({ route: 'GET /rest/default/V1/orders', latencyMs: 20_000, times: Infinity });
+    try {
+      const run = own.reconcileOrders({ createdFrom: from, createdTo: new Date(Date.now() + 60_000), signal: AbortSignal.timeout(500) });
+      await expect(run).rejects.toMatchObject({ name: 'TimeoutError' });
+      expect(sb.commerce.faults.list().find((fault) => fault.id === slow)?.hits).toBe(1);
+    } finally {
+      sb.commerce.faults.remove(page);
+      sb.commerce.faults.remove(slow);
+    }
+  });
+
   it('a window with no activity reports nothing', async () => {
     const report = await pay.reconcileOrders({ createdFrom: '2020-01-01 00:00:00', createdTo: '2020-12-31 23:59:59' });
     expect(report).toMatchObject({ orders: 0, paid: 0, unpaid: 0, findings: [] });
