@@ -23,6 +23,8 @@ export interface PruneLedgerReport {
 }
 
 const MIN_LEDGER_RETENTION_MS = 86_400_000;
+/** 36,500 days, as the CLI's --older-than: a longer one (keep for ever) would reach past the dates a Date holds. */
+const MAX_LEDGER_RETENTION_MS = 36_500 * MIN_LEDGER_RETENTION_MS;
 /** Entries removed at once: each removal is a round trip or two on Redis. */
 const BATCH = 50;
 
@@ -33,8 +35,8 @@ const BATCH = 50;
  */
 export async function pruneLedger(deps: { ledger: Ledger; now: () => number; logger: Logger }, options: PruneLedgerOptions): Promise<PruneLedgerReport> {
   const olderThanMs = (options as Partial<PruneLedgerOptions> | undefined)?.olderThanMs;
-  if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < MIN_LEDGER_RETENTION_MS) {
-    throw invalidInput('olderThanMs', `pruneLedger({ olderThanMs }) takes milliseconds, at least ${MIN_LEDGER_RETENTION_MS} (a day): younger confirmations keep orders from being paid twice (got ${String(olderThanMs)}).`);
+  if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < MIN_LEDGER_RETENTION_MS || olderThanMs > MAX_LEDGER_RETENTION_MS) {
+    throw invalidInput('olderThanMs', `pruneLedger({ olderThanMs }) takes milliseconds, at least ${MIN_LEDGER_RETENTION_MS} (a day): younger confirmations keep orders from being paid twice; and at most ${MAX_LEDGER_RETENTION_MS} (36,500 days): to keep every payment, do not prune (got ${String(olderThanMs)}).`);
   }
   const { ledger, logger } = deps;
   const updatedTo = deps.now() - olderThanMs;

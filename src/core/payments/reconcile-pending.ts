@@ -82,6 +82,7 @@ export interface SweepDeps {
  * others; a ledger store that fails does (STORE_UNAVAILABLE), and so does a service asking to wait.
  */
 export async function reconcilePending(deps: SweepDeps, options: ReconcilePendingOptions = {}): Promise<SweepReport> {
+  if (typeof options !== 'object' || options === null) throw invalidInput('options', `reconcilePending takes { olderThanMs?, concurrency?, budgetMs?, onChange?, signal? } or nothing (got ${options === null ? 'null' : typeof options}).`);
   const olderThanMs = options.olderThanMs ?? 0;
   const concurrency = options.concurrency ?? 4;
   if (!Number.isFinite(olderThanMs) || olderThanMs < 0) throw invalidInput('olderThanMs', `olderThanMs must be a number of milliseconds, 0 or more (got ${String(olderThanMs)}).`);

@@ -68,5 +68,7 @@ describe('pay.payments.pruneLedger', () => {
       expect(error).toBeInstanceOf(PayError);
       expect(error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('at least 86400000') });
     }
+    // Keep for ever: past the dates a Date holds, it failed with a bare RangeError after walking the ledger.
+    await expect(pay.payments.pruneLedger({ olderThanMs: Number.MAX_SAFE_INTEGER })).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('to keep every payment, do not prune') });
   });
 });

@@ -867,6 +867,7 @@ describe('reconcilePending (the sweep)', () => {
     const pay = payFor(sb, { logger });
     expect((await rejection(pay.payments.reconcilePending({ concurrency: 0 }))).code).toBe('INVALID_INPUT');
     expect((await rejection(pay.payments.reconcilePending({ olderThanMs: -1 }))).code).toBe('INVALID_INPUT');
+    expect(await rejection(pay.payments.reconcilePending(null as never))).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'options' } });
     // Refused before any poll: failing on the first change would lose it for good.
     expect((await rejection(pay.payments.reconcilePending({ onChange: 'notify' as never }))).details).toEqual({ field: 'onChange' });
   });
