@@ -64,7 +64,8 @@ Environment: COMMERCE_URL, COMMERCE_USERNAME, COMMERCE_PASSWORD (see 'paywidget 
     const { values } = parse(path, args, { from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' }, 'lookbehind-hours': { type: 'string' } });
     if (values.help) return printHelp(io, this);
     if (values.from === undefined || values.to === undefined) throw new UsageError('--from and --to are both required.', path);
-    const createdFrom = parseCliDate(values.from, 'from', path);
+    // Down, as reconcileOrders cuts its window: moved up to the next second, it would miss a payment confirmed within this one.
+    const createdFrom = parseCliDate(values.from, 'from', path, 'to');
     const createdTo = parseCliDate(values.to, 'to', path);
     checkWindow(createdFrom, createdTo, path);
     const hours = values['lookbehind-hours'] === undefined ? undefined : Number(values['lookbehind-hours']);
