@@ -84,11 +84,19 @@ describe('sandbox: fault injection', () => {
   it('refuses headers without an answer to carry them, and counts requests with a rule that changes nothing', async () => {
     sb = await startSandbox();
     expect(() => sb!.faults.inject({ headers: { 'Retry-After': '1' } })).toThrow('headers go with an answer: give the rule a status or a body too');
+    // Headers no answer can carry: refused now, not a 500 from the sandbox when the rule fires.
+    expect(() => sb!.faults.inject({ status: 429, headers: { 'Retry After': '1' } })).toThrow(/headers must be ones an HTTP answer can carry: "Retry After"/);
+    expect(() => sb!.faults.inject({ status: 429, headers: { 'Retry-After': '1\r\nSet-Cookie: x=1' } })).toThrow(/headers must be ones an HTTP answer can carry/);
     expect(sb.faults.list()).toEqual([]);
     const counter = sb.faults.inject({ route: 'POST /api/v1/checkout/init', times: Infinity });
     expect((await mintCall(sb)).status).toBe(201);
     expect((await mintCall(sb)).status).toBe(201);
     expect(sb.faults.list().find((fault) => fault.id === counter)?.hits).toBe(2);
+    // It only counts: a rule added after it still answers (an outage a resilience test injects while it counts).
+    const outage = sb.faults.inject({ route: 'POST /api/v1/checkout/init', status: 503 });
+    expect((await mintCall(sb)).status).toBe(503);
+    expect(sb.faults.list().find((fault) => fault.id === counter)?.hits).toBe(3);
+    expect(sb.faults.list().find((fault) => fault.id === outage)).toBeUndefined(); // its one time used
   });
 
   it('rate 0 never fires; a rule without a route hits any API route', async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { compilePath, matchPath, paramName, type PathPattern, type Router } from '../shared/router.js';
-import type { ServerResponse } from 'node:http';
+import { validateHeaderName, validateHeaderValue, type ServerResponse } from 'node:http';
 import type { SandboxServer } from '../shared/server.js';
 import type { ActiveFault, FaultInjector, FaultRule } from './types.js';
 
@@ -41,6 +41,15 @@ export function validateFaultRule(input: unknown): FaultRule {
   // Headers alone would be dropped, the request served as usual: a test meaning a 429 with Retry-After would get a 201.
   // (A rule with no answer, latency or hang at all is a counter: its hits count the requests it matched.)
   check(headers === undefined || status !== undefined || body !== undefined || malformed === true, 'headers go with an answer: give the rule a status or a body too');
+  // Refused now, not answered later as a 500 from writeHead that a client retrying 5xx might pass for the fault.
+  for (const [name, value] of Object.entries((headers as Record<string, string> | undefined) ?? {})) {
+    try {
+      validateHeaderName(name);
+      validateHeaderValue(name, value);
+    } catch {
+      throw new TypeError(`headers must be ones an HTTP answer can carry: ${JSON.stringify(name)}: ${JSON.stringify(value)} is not (a name is a token, without spaces; a value has no line breaks)`);
+    }
+  }
   const copy: FaultRule = { ...(rule as FaultRule) };
   if (headers) copy.headers = { ...(headers as Record<string, string>) };
   return copy;
@@ -117,10 +126,16 @@ export class FaultSet implements FaultInjector {
       fault.remaining -= 1;
       fault.hits += 1;
       if (fault.remaining <= 0) this.faults = this.faults.filter((f) => f !== fault);
-      return fault.rule;
+      // A counter only counts: the rules after it still apply (a suite that counts requests and injects an outage).
+      if (!isCounter(fault.rule)) return fault.rule;
     }
     return undefined;
   }
+}
+
+/** A rule with no answer, latency or hang: it counts the requests it matches, and changes nothing. */
+function isCounter(rule: FaultRule): boolean {
+  return rule.status === undefined && rule.body === undefined && rule.malformed !== true && !rule.latencyMs && rule.hang !== true;
 }
 
 const DEFAULT_MALFORMED_BODY = '{"widget_token": "wt_';
