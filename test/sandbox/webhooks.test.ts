@@ -147,6 +147,9 @@ describe('sandbox: webhook delivery', () => {
     expect(() => sb.setWebhookUrl('ftp://example.com/')).toThrow(TypeError);
     // 0 would mean "no time-out" to node:http: a receiver that never answers would hold its delivery for ever.
     await expect(startSandbox({ webhookRetry: { timeoutMs: 0 } })).rejects.toThrow(/webhookRetry\.timeoutMs must be above 0/);
+    // Infinity reads as "no time-out", but every delivery then failed as an unhandled RangeError from node:http.
+    await expect(startSandbox({ webhookRetry: { timeoutMs: Infinity } })).rejects.toThrow(/webhookRetry\.timeoutMs must be at most 2147483647 ms/);
+    await expect(startSandbox({ webhookRetry: { baseDelayMs: 3_000_000_000 } })).rejects.toThrow(/webhookRetry\.baseDelayMs must be at most 2147483647 ms/);
   });
 
   it('close() cancels pending retries promptly', async () => {

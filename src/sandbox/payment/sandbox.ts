@@ -27,6 +27,12 @@ function nonNegative(name: string, value: number): number {
   return value;
 }
 
+/** A time a timer holds (at most 2^31 - 1 ms): past it Node fires at once, and node:http refuses it outright. */
+function timerMs(name: string, value: number): number {
+  if (value > 2 ** 31 - 1) throw new TypeError(`${name} must be at most 2147483647 ms, what a timer holds (got ${value})`);
+  return value;
+}
+
 /** The widget's poll budget: a whole number of milliseconds a browser timer can hold (1 to 2^31 - 1). */
 function pollBudget(value: number | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -53,9 +59,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     now,
     url: options.webhookUrl,
     attempts,
-    baseDelayMs: nonNegative('webhookRetry.baseDelayMs', options.webhookRetry?.baseDelayMs ?? 100),
+    baseDelayMs: timerMs('webhookRetry.baseDelayMs', nonNegative('webhookRetry.baseDelayMs', options.webhookRetry?.baseDelayMs ?? 100)),
     // 0 would mean "no time-out" to node:http, and a receiver that never answers would hold its delivery for ever.
-    timeoutMs: positive('webhookRetry.timeoutMs', options.webhookRetry?.timeoutMs ?? 5000),
+    timeoutMs: timerMs('webhookRetry.timeoutMs', positive('webhookRetry.timeoutMs', options.webhookRetry?.timeoutMs ?? 5000)),
     duplicates,
   });
   const payments = new PaymentStore(now, (payment) => void webhooks.paymentEvent(payment), nonNegative('confirmDelayMs', options.confirmDelayMs ?? 0));
