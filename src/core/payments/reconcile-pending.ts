@@ -165,6 +165,15 @@ export async function reconcilePending(deps: SweepDeps, options: ReconcilePendin
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
+  // Stopped after what may have been the last payment: one more look at the listing says whether any was left, so
+  // that `complete` does not depend on whether another worker happened to reach the end.
+  if (!listed && !skipped && storeFailure === undefined) {
+    try {
+      listed = (await entries.next()).done === true;
+    } catch {
+      // not known: not complete
+    }
+  }
   // Complete only when every payment listed was looked at: another worker may have reached the end meanwhile.
   report.complete = listed && !skipped;
   if (storeFailure !== undefined) throw toPayError(storeFailure);

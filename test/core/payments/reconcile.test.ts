@@ -668,6 +668,21 @@ describe('reconcilePending (the sweep)', () => {
     expect(sb.faults.list().find((f) => f.id === limited)!.hits).toBe(1);
   });
 
+  it('is complete when the service asked to wait after the last payment, whatever the concurrency', async () => {
+    const { paymentId, clientToken } = await payByBank(payFor(sb, { logger }), sb);
+    secrets.push(clientToken);
+    const limited = sb.faults.inject({ route: 'GET /api/v1/payments/:id/status', status: 429, headers: { 'Retry-After': '1' }, body: '{"error":"slow down"}', times: Infinity });
+    try {
+      for (const concurrency of [1, 4]) {
+        const pay = payFor(sb, { logger });
+        await pay.payments.reconcile(paymentId, { budgetMs: 0 }); // the one payment of this ledger, unresolved
+        expect([concurrency, await pay.payments.reconcilePending({ concurrency })]).toEqual([concurrency, expect.objectContaining({ checked: 1, retryAfterMs: 1_000, complete: true })]);
+      }
+    } finally {
+      sb.faults.remove(limited);
+    }
+  });
+
   it('says a sweep its signal stopped is not complete: a cancelled run must not read as "nothing left to do"', async () => {
     const pay = payFor(sb, { logger });
     const { paymentId, clientToken } = await payByBank(pay, sb);
