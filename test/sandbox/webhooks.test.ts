@@ -145,6 +145,8 @@ describe('sandbox: webhook delivery', () => {
     await sb.webhooks.idle();
     expect(receiver.received.map((r) => JSON.parse(r.body).data)).toEqual([expect.objectContaining({ payment_id: res.json.payment_id, status: 'canceled' })]);
     expect(() => sb.setWebhookUrl('ftp://example.com/')).toThrow(TypeError);
+    // Not a URL at all: named, with what one looks like (it said only "Invalid URL").
+    expect(() => sb.setWebhookUrl('not a url')).toThrow(/^webhookUrl must be an http:\/\/ URL where your app receives webhooks, such as http:\/\/127\.0\.0\.1:3000\/pay\/webhooks \(got "not a url"\)$/);
     // 0 would mean "no time-out" to node:http: a receiver that never answers would hold its delivery for ever.
     await expect(startSandbox({ webhookRetry: { timeoutMs: 0 } })).rejects.toThrow(/webhookRetry\.timeoutMs must be above 0/);
     // Infinity reads as "no time-out", but every delivery then failed as an unhandled RangeError from node:http.

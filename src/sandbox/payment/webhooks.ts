@@ -39,7 +39,12 @@ export class WebhookSender {
       this.url = undefined;
       return;
     }
-    const parsed = new URL(url);
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new TypeError(`webhookUrl must be an http:// URL where your app receives webhooks, such as http://127.0.0.1:3000/pay/webhooks (got ${JSON.stringify(String(url).slice(0, 100))})`);
+    }
     if (parsed.protocol !== 'http:') throw new TypeError(`webhook URL must be http: (got ${parsed.protocol})`);
     this.url = parsed;
   }
