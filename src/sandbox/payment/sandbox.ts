@@ -14,6 +14,7 @@ import { PaymentStore } from './payments.js';
 import { TokenStore } from './tokens.js';
 import type { Sandbox, SandboxOptions } from './types.js';
 import { WebhookSender } from './webhooks.js';
+import { MAX_TIMER_MS } from '../../core/max-timer.js';
 import { redacted } from '../../core/secret.js';
 import { checkSandboxOptions } from '../options.js';
 
@@ -27,16 +28,16 @@ function nonNegative(name: string, value: number): number {
   return value;
 }
 
-/** A time a timer holds (at most 2^31 - 1 ms): past it Node fires at once, and node:http refuses it outright. */
+/** A time a timer holds (MAX_TIMER_MS): past it Node fires at once, and node:http refuses it outright. */
 function timerMs(name: string, value: number): number {
-  if (value > 2 ** 31 - 1) throw new TypeError(`${name} must be at most 2147483647 ms, what a timer holds (got ${value})`);
+  if (value > MAX_TIMER_MS) throw new TypeError(`${name} must be at most ${MAX_TIMER_MS} ms, what a timer holds (got ${value})`);
   return value;
 }
 
 /** The widget's poll budget: a whole number of milliseconds a browser timer can hold (1 to 2^31 - 1). */
 function pollBudget(value: number | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!Number.isSafeInteger(value) || value < 1 || value > 2 ** 31 - 1) throw new TypeError('widgetPollBudgetMs must be a whole number of milliseconds from 1 to 2147483647');
+  if (!Number.isSafeInteger(value) || value < 1 || value > MAX_TIMER_MS) throw new TypeError(`widgetPollBudgetMs must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}`);
   return value;
 }
 
