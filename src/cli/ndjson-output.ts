@@ -105,6 +105,7 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
     try {
       // Through the path as given: the links to a pipe (/dev/stdout, bash's >(gzip)) end in 'pipe:[…]', no path.
       const stats = await stat(file).catch(() => undefined);
+      const fifo = stats?.isFIFO() === true;
       // A regular file only: a FIFO has no last line to cut, and opening it to look would end its waiting reader's input.
       if (append && stats?.isFile()) await cutTornLine(file);
       real = await resolveLinks(file);
@@ -117,11 +118,11 @@ export function output(io: CliIo, file: string | undefined, mode: OutputMode, on
       const path = temporary ?? file;
       // The export holds customers' names and addresses: a file that replaces one is private until it has its mode and owner.
       const replacing = temporary !== undefined && stats !== undefined;
-      const fd = stats?.isFIFO() ? await openFifo(path, append, io.signal) : await openFile(path, append ? 'a' : temporary !== undefined ? 'wx' : 'w', replacing ? 0o600 : 0o666);
+      const fd = fifo ? await openFifo(path, append, io.signal) : await openFile(path, append ? 'a' : temporary !== undefined ? 'wx' : 'w', replacing ? 0o600 : 0o666);
       if (replacing) await keepModeAndOwner(temporary!, stats!);
       // A FIFO is written as stdout's pipe is, without blocking: a file stream's write to one whose reader reads nothing
       // holds a thread of libuv's pool, which Ctrl-C's exit waits for, for as long as the reader lets it.
-      const opened = stats?.isFIFO() ? new Socket({ fd, readable: false, writable: true }) : createWriteStream(path, { fd });
+      const opened = fifo ? new Socket({ fd, readable: false, writable: true }) : createWriteStream(path, { fd });
       // Once abandoned, the writes it still held fail (ERR_STREAM_DESTROYED): no fault of the output's.
       stream = opened.on('error', (error: NodeJS.ErrnoException) => abandoned || onError(named(error)));
       return stream;

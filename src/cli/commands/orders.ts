@@ -168,8 +168,10 @@ interface SyncArgs {
 /** The sync itself, once the command line is checked and the checkpoint is ours. */
 async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<number> {
   const { status, createdFrom, createdTo, pageSize } = values;
+  // Each save flushes the output first (flush, below): it opens the file, so a saved position always goes with the file it covers.
+  const file = values.checkpoint === undefined ? undefined : new FileCheckpointStore(values.checkpoint, () => flush());
   /** The position this run starts from, put back when what it wrote may not have reached its reader. */
-  const startedFrom = values.checkpoint === undefined ? undefined : await new FileCheckpointStore(values.checkpoint).get(SYNC_CHECKPOINT);
+  const startedFrom = await file?.get(SYNC_CHECKPOINT);
   const resuming = startedFrom !== undefined;
   const toPipe = await isPipe(values.out ?? io.stdout);
   let failed: Error | undefined;
@@ -178,14 +180,12 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
     failed ??= error;
     stopOnError.abort();
   });
-  // Before each checkpoint save; it opens the file, so a saved position always goes with the file it covers.
   const flush = async () => {
     if (failed) throw failed;
     const stream = out.current ?? (await out.open());
     await write(stream, '');
     await syncToDisk(stream);
   };
-  const file = values.checkpoint === undefined ? undefined : new FileCheckpointStore(values.checkpoint, flush);
   // Into a pipe, a position stands only once the run finished (see `unread` below): held until then, so that not even
   // a second Ctrl-C or a kill leaves one past what the reader read.
   const held = file !== undefined && toPipe ? new HeldCheckpoints(file) : undefined;
@@ -243,7 +243,7 @@ async function runSync(io: CliIo, path: string, values: SyncArgs): Promise<numbe
   // reaches the whole pipeline). Its position must not stand, or the next run would skip those orders.
   const unread = isBrokenPipe(failed) || summary === undefined || (toPipe && !summary.complete);
   // Held back (into a pipe), a position was written only if the run finished: else the file is as the run found it.
-  if (unread && values.checkpoint !== undefined && (held === undefined || held.committed)) await new FileCheckpointStore(values.checkpoint).restore(SYNC_CHECKPOINT, startedFrom);
+  if (unread && file !== undefined && (held === undefined || held.committed)) await file.restore(SYNC_CHECKPOINT, startedFrom);
   const leftAtStart = values.checkpoint ? ' The checkpoint is left where this run started, since what the reader of the output did not read is lost with it: run the same command to continue (those orders are written again).' : '';
   if (isBrokenPipe(failed) || summary === undefined) {
     // `| head`: the reader had enough, but the sync did not finish, which a script (pipefail) must be able to tell.
