@@ -3,7 +3,7 @@ import { toMinorUnits } from '../money/index.js';
 import { entriesOfOrder, type Ledger } from '../payments/ledger.js';
 import type { LedgerEntry } from '../stores/ledger-store.js';
 import type { MintInput } from '../payments/mint.js';
-import { letPayOrder, type AuthorizeOrder, type ResolveCheckout } from '../routes/hooks.js';
+import { hookVerdict, type AuthorizeOrder, type ResolveCheckout } from '../routes/hooks.js';
 import { orderNotFound, toEntityId } from './orders.js';
 import type { CommerceOrder } from './schemas.js';
 import type { Logger } from '../types.js';
@@ -118,7 +118,8 @@ export function orderCheckoutResolver(orders: OrderSource, payments: PaymentsOfO
       warned = true;
       logger.warn({ options: ['authorizeOrder'] }, 'POST /widget-token mints for any order whose entity_id a caller names: set authorizeOrder: (request, order) => <the order is the signed-in shopper\'s>, or a caller may start a payment for another shopper\'s order (one left pending keeps that shopper from paying it) and learn its amount. authorizeOrder: () => true keeps every order open to every caller (a pay-by-link page) without this warning.');
     }
-    const mayPay = authorizeOrder && ((order: CommerceOrder) => letPayOrder(authorizeOrder, request, order, () => orderNotFound(order.entity_id)));
+    // Refused, the order answers as a missing one (404): nothing is said of it to one who may not pay it.
+    const mayPay = authorizeOrder && ((order: CommerceOrder) => hookVerdict('authorizeOrder', () => authorizeOrder(request, order), () => orderNotFound(order.entity_id), 'let the request pay the order, or false to answer as if it did not exist (404)'));
     return checkoutForOrder(orders, payments, raw, 'order_id', mayPay);
   };
 }

@@ -97,17 +97,12 @@ async function letThrough(authorize: Authorize, request: HookRequest): Promise<v
   await hookVerdict('authorize', () => authorize(request), refused, 'let the request through, or false to refuse it (401)');
 }
 
-/** Resolves when authorizeOrder lets the request pay this order; else `hidden()` (what a missing order answers), or CONFIG_INVALID. */
-export async function letPayOrder(authorizeOrder: AuthorizeOrder, request: HookRequest, order: CommerceOrder, hidden: () => PayError): Promise<void> {
-  await hookVerdict('authorizeOrder', () => authorizeOrder(request, order), hidden, 'let the request pay the order, or false to answer as if it did not exist (404)');
-}
-
 /**
  * A yes-or-no hook's verdict: true passes, any falsy answer refuses (a hook that forgets its return lets no one in), and
  * a truthy one other than true (a session object, a user id) is a mistake that would let everyone in the day it is a
  * non-empty string: CONFIG_INVALID saying so. A PayError the hook throws on purpose answers as it is.
  */
-async function hookVerdict(hook: 'authorize' | 'authorizeOrder', ask: () => unknown, refused: () => PayError, trueMeans: string): Promise<void> {
+export async function hookVerdict(hook: 'authorize' | 'authorizeOrder', ask: () => unknown, refused: () => PayError, trueMeans: string): Promise<void> {
   let verdict: unknown;
   try {
     verdict = await ask();
