@@ -19,6 +19,19 @@ function appWith(setup: (app: express.Express) => void) {
 }
 
 
+/** An app mounted by `mount`, with an error handler after it that keeps what reached it and answers 500. */
+async function appKeepingErrors(mount: (app: express.Express) => void) {
+  const errors: Error[] = [];
+  const app = await appWith((a) => {
+    mount(a);
+    a.use((error: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      errors.push(error);
+      res.status(500).send('failed');
+    });
+  });
+  return { app, errors };
+}
+
 /** A request to a path of the app itself (appWith's sender prefixes /pay). */
 function fetchFromRoot(app: { webhookUrl?: string | undefined }, path: string, init?: RequestInit): Promise<Response> {
   return fetch(`${new URL(app.webhookUrl!).origin}${path}`, init);
@@ -285,14 +298,7 @@ describe('payMiddleware given the wrong thing, as plain JavaScript allows', () =
   });
 
   it('mounted without being called, every request fails naming the call to write (not "unknown option _events")', async () => {
-    const errors: Error[] = [];
-    const app = await appWith((a) => {
-      a.use('/pay', payMiddleware as never);
-      a.use((error: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
-        errors.push(error);
-        res.status(500).send('failed');
-      });
-    });
+    const { app, errors } = await appKeepingErrors((a) => a.use('/pay', payMiddleware as never));
     try {
       expect((await app.send({ method: 'GET', path: '/payments/pay_1' })).status).toBe(500);
       expect(errors[0]?.message).toContain("mounted without being called, so it got a request instead of a Pay instance. Call it: app.use('/pay', payMiddleware(pay))");
@@ -310,14 +316,7 @@ describe('payMiddleware mounted on one of its own routes', () => {
     ['a catch-all route handler', (a: express.Express) => a.all('/pay/*rest', payMiddleware(offlinePay())), "a route handler (app.all('/pay/*rest', payMiddleware(pay)))"],
     ['a route handler with a param', (a: express.Express) => a.post('/pay/:action', payMiddleware(offlinePay())), "a route handler (app.post('/pay/:action', payMiddleware(pay)))"],
   ] as const)('as %s, passes CONFIG_INVALID naming app.use(\'/pay\', …) to the error handler (500, logged), not a 404 a sender gives up on', async (_name, mount, how) => {
-    const errors: Error[] = [];
-    const app = await appWith((a) => {
-      mount(a);
-      a.use((error: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
-        errors.push(error);
-        res.status(500).send('failed');
-      });
-    });
+    const { app, errors } = await appKeepingErrors(mount);
     try {
       expect((await app.send({ method: 'POST', path: '/webhooks', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(500);
       expect(errors[0]).toMatchObject({ code: 'CONFIG_INVALID' });
@@ -360,14 +359,7 @@ describe('payMiddleware mounted on one of its own routes', () => {
     ['as a RegExp', (a: express.Express, mw: express.RequestHandler) => a.all(/^\/pay\/.*/, mw), '/pay/webhooks', "app.use('/pay', payMiddleware(pay))"],
     ['in a router mounted at /shop', (a: express.Express, mw: express.RequestHandler) => a.use('/shop', express.Router().all('/pay/*rest', mw)), '/shop/pay/webhooks', "app.use('/shop/pay', payMiddleware(pay))"],
   ] as const)('as a route handler whose path can never be one of its routes (%s), passes CONFIG_INVALID naming where to mount it', async (_name, mount, path, fix) => {
-    const errors: Error[] = [];
-    const app = await appWith((a) => {
-      mount(a, payMiddleware(offlinePay()));
-      a.use((error: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
-        errors.push(error);
-        res.status(500).send('failed');
-      });
-    });
+    const { app, errors } = await appKeepingErrors((a) => mount(a, payMiddleware(offlinePay())));
     try {
       expect((await fetchFromRoot(app, path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(500);
       expect(errors[0]).toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining(fix) });
