@@ -40,7 +40,7 @@ export function validateFaultRule(input: unknown): FaultRule {
   check(malformed === undefined || typeof malformed === 'boolean', 'malformed must be a boolean');
   // Headers alone would be dropped, the request served as usual: a test meaning a 429 with Retry-After would get a 201.
   // (A rule with no answer, latency or hang at all is a counter: its hits count the requests it matched.)
-  check(headers === undefined || status !== undefined || body !== undefined || malformed === true, 'headers go with an answer: give the rule a status or a body too');
+  check(headers === undefined || hasAnswer(rule as FaultRule), 'headers go with an answer: give the rule a status or a body too');
   // Refused now, not answered later as a 500 from writeHead that a client retrying 5xx might pass for the fault.
   for (const [name, value] of Object.entries((headers as Record<string, string> | undefined) ?? {})) {
     try {
@@ -133,9 +133,14 @@ export class FaultSet implements FaultInjector {
   }
 }
 
+/** Whether the rule answers the request itself (a status, a body, or malformed JSON). */
+function hasAnswer(rule: FaultRule): boolean {
+  return rule.malformed === true || rule.status !== undefined || rule.body !== undefined;
+}
+
 /** A rule with no answer, latency or hang: it counts the requests it matches, and changes nothing. */
 function isCounter(rule: FaultRule): boolean {
-  return rule.status === undefined && rule.body === undefined && rule.malformed !== true && !rule.latencyMs && rule.hang !== true;
+  return !hasAnswer(rule) && !rule.latencyMs && rule.hang !== true;
 }
 
 const DEFAULT_MALFORMED_BODY = '{"widget_token": "wt_';
@@ -157,7 +162,7 @@ export function faultResponse(rule: FaultRule): { status: number; headers: Recor
   if (rule.malformed) {
     return { status: rule.status ?? 200, headers: { ...(hasType ? {} : { 'content-type': 'application/json; charset=utf-8' }), ...custom }, body: rule.body ?? DEFAULT_MALFORMED_BODY };
   }
-  if (rule.status === undefined && rule.body === undefined) return undefined;
+  if (!hasAnswer(rule)) return undefined;
   const status = rule.status ?? 500;
   const body = rule.body ?? JSON.stringify({ error: { code: 'injected_fault', message: `Fault injected by the sandbox (HTTP ${status}).` } });
   return { status, headers: { ...(hasType ? {} : { 'content-type': guessContentType(body) }), ...custom }, body };
